@@ -1,0 +1,98 @@
+# The two commands: `make book` and `make test`. Each creates the environment when it is missing.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+PY     := $(BIN)/python
+STAMP  := $(VENV)/.installed
+VENDOR := _assets/vendor/.installed
+CHAPTERS := $(shell grep -l '^kernelspec:' book/*.md)
+REFERENCES := $(patsubst book/%.md,tests/references/%.ipynb,$(CHAPTERS))
+
+# Same settings for every command: CPU JAX, no GPU memory grab, no warnings about missing GPUs.
+export JAX_PLATFORMS := cpu
+export XLA_PYTHON_CLIENT_PREALLOCATE := false
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+export MPLBACKEND := Agg
+
+.PHONY: help env book test test-unit test-notebooks test-references test-site lab serve references bench lock clean offline-assets browser
+
+help:
+	@echo "make book   - set up (if needed), execute every chapter, write the site to _build/html"
+	@echo "make test   - set up (if needed), run unit tests, nbval on every chapter, the strict book build and the browser check"
+	@echo "make lab    - open the chapters as notebooks in JupyterLab (jupytext)"
+	@echo "make serve  - serve _build/html on http://127.0.0.1:8000"
+	@echo "make references - re-execute chapters into tests/references/*.ipynb (review the diff before committing)"
+	@echo "make bench  - library speed benchmarks"
+
+# --- environment -------------------------------------------------------------------------------
+env: $(STAMP) $(VENDOR)
+
+$(STAMP): requirements.txt constraints.txt pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	$(PY) -m pip check
+	@touch $@
+
+# Offline rendering: MathJax, require.js and the widget manager are served by the site itself.
+offline-assets: $(VENDOR)
+$(VENDOR): offline/package.json offline/package-lock.json
+	cd offline && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+	rm -rf _assets/vendor && mkdir -p _assets/vendor/html-manager
+	cp -r offline/node_modules/mathjax/es5 _assets/vendor/mathjax
+	cp offline/node_modules/requirejs/require.js _assets/vendor/require.js
+	find offline/node_modules/@jupyter-widgets/html-manager/dist -maxdepth 1 -type f ! -name '*.map' ! -name 'embed.js' ! -name 'libembed-amd.js' -exec cp {} _assets/vendor/html-manager/ \;
+	@touch $@
+
+# Headless Chromium for the browser check (Debian packages); installed when missing.
+browser:
+	@command -v chromium >/dev/null || { echo "installing chromium (apt-get)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@chromium --version
+
+# --- the book ----------------------------------------------------------------------------------
+book: env
+	$(BIN)/jupyter-book build . --builder html -W -n --keep-going
+
+# --- tests -------------------------------------------------------------------------------------
+test: env browser
+	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/test_site.py
+	$(PY) -m pytest tests/references -q -p no:cacheprovider --nbval --nbval-current-env \
+	  --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=600
+	$(BIN)/jupyter-book build . --builder html -W -n --keep-going
+	$(PY) -m pytest tests/test_site.py -q -p no:cacheprovider
+
+test-unit: env
+	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/test_site.py
+
+# Regenerate the nbval references from the .md sources (then review `git diff tests/references`).
+references: env
+	@mkdir -p tests/references
+	@for ch in $(CHAPTERS); do \
+	  out=tests/references/$$(basename $$ch .md).ipynb; echo "executing $$ch -> $$out"; \
+	  $(BIN)/jupytext --to ipynb --execute --set-kernel python3 $$ch -o $$out || exit 1; \
+	  $(PY) tests/strip_reference.py $$out || exit 1; \
+	done
+
+lab: env
+	$(BIN)/jupyter lab --ServerApp.jpserver_extensions="{'jupytext': True}" book/
+
+serve:
+	@test -d _build/html || { echo "run 'make book' first"; exit 1; }
+	$(PY) -m http.server --directory _build/html --bind 127.0.0.1 8000
+
+bench: env
+	$(PY) benchmarks/bench.py
+
+# Re-resolve the full lock from requirements.txt (a maintainer's step, not part of set-up).
+lock:
+	rm -rf /tmp/lock-venv && $(PYTHON) -m venv /tmp/lock-venv
+	/tmp/lock-venv/bin/pip install --quiet -r requirements.txt
+	{ echo "# Full lock of the Python environment (pip constraints). Regenerate with \`make lock\`."; \
+	  /tmp/lock-venv/bin/pip freeze; } > constraints.txt
+
+clean:
+	rm -rf _build

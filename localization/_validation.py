@@ -1,0 +1,115 @@
+"""Argument checks shared by every public function.
+
+Each check raises ``TypeError`` (wrong kind of object) or ``ValueError`` (right kind, value out of
+range) with a message naming the parameter, the value received and the valid range, so that a
+caller never gets NaN or inf back silently.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+
+def real_scalar(name: str, value: Any) -> float:
+    """Return ``value`` as a Python float, or raise if it is not a finite real number."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        if isinstance(value, (np.ndarray,)) and value.shape == () and np.issubdtype(value.dtype, np.number):
+            value = value.item()
+        else:
+            try:  # 0-d JAX arrays
+                if getattr(value, "shape", None) == () and np.issubdtype(value.dtype, np.number):
+                    value = float(value)
+                else:
+                    raise TypeError
+            except (TypeError, AttributeError):
+                raise TypeError(
+                    f"{name} must be a real number, got {value!r} of type {type(value).__name__}"
+                ) from None
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    return value
+
+
+def positive(name: str, value: Any) -> float:
+    """A finite real number > 0."""
+    value = real_scalar(name, value)
+    if value <= 0:
+        raise ValueError(f"{name} must be positive (valid range: 0 < {name} < inf), got {value}")
+    return value
+
+
+def nonnegative(name: str, value: Any) -> float:
+    """A finite real number >= 0."""
+    value = real_scalar(name, value)
+    if value < 0:
+        raise ValueError(f"{name} must be non-negative (valid range: 0 <= {name} < inf), got {value}")
+    return value
+
+
+def in_range(name: str, value: Any, low: float, high: float, *, low_open=False, high_open=False) -> float:
+    """A finite real number in the interval between ``low`` and ``high``."""
+    value = real_scalar(name, value)
+    too_low = value <= low if low_open else value < low
+    too_high = value >= high if high_open else value > high
+    if too_low or too_high:
+        left = "(" if low_open else "["
+        right = ")" if high_open else "]"
+        raise ValueError(f"{name} must lie in {left}{low}, {high}{right}, got {value}")
+    return value
+
+
+def integer(name: str, value: Any, minimum: int = 1) -> int:
+    """A Python or NumPy integer (not a bool, not a float) that is at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {value!r} of type {type(value).__name__}")
+    value = int(value)
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
+    return value
+
+
+def shape(name: str, value: Any, minimum: int = 2) -> tuple[int, ...]:
+    """An input size: an int ``n`` (1-D signal) or a tuple of ints (a periodic grid)."""
+    if isinstance(value, tuple):
+        if not value:
+            raise ValueError(f"{name} must be a non-empty tuple of integers, got {value!r}")
+        return tuple(integer(f"{name}[{i}]", v, minimum) for i, v in enumerate(value))
+    return (integer(name, value, minimum),)
+
+
+def key(name: str, value: Any):
+    """A JAX PRNG key: a typed key array (``jax.random.key``) or a raw ``uint32[2]`` key."""
+    import jax
+    import jax.numpy as jnp
+
+    if isinstance(value, jax.Array):
+        if jnp.issubdtype(value.dtype, jax.dtypes.prng_key) and value.shape == ():
+            return value
+        if value.dtype == jnp.uint32 and value.shape == (2,):
+            return value
+    raise TypeError(
+        f"{name} must be a single JAX PRNG key (jax.random.key(seed)), got {value!r}"
+    )
+
+
+def float_array(name: str, value: Any, ndim_min: int = 1, last_dim: int | None = None):
+    """A floating-point array with at least ``ndim_min`` axes and finite entries."""
+    import jax.numpy as jnp
+
+    if not hasattr(value, "shape") or not hasattr(value, "dtype"):
+        if isinstance(value, (list, tuple)):
+            value = np.asarray(value)
+        else:
+            raise TypeError(f"{name} must be an array, got {type(value).__name__}")
+    if not (jnp.issubdtype(value.dtype, jnp.floating) or jnp.issubdtype(value.dtype, jnp.integer)):
+        raise TypeError(f"{name} must be a real floating-point array, got dtype {value.dtype}")
+    if value.ndim < ndim_min:
+        raise ValueError(f"{name} must have at least {ndim_min} axes, got shape {tuple(value.shape)}")
+    if last_dim is not None and value.shape[-1] != last_dim:
+        raise ValueError(f"{name} must have last axis of length {last_dim}, got shape {tuple(value.shape)}")
+    return value
