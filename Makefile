@@ -92,7 +92,7 @@ lock:
 	rm -rf /tmp/lock-venv && $(PYTHON) -m venv /tmp/lock-venv
 	/tmp/lock-venv/bin/pip install --quiet -r requirements.txt
 	{ echo "# Full lock of the Python environment (pip constraints). Regenerate with \`make lock\`."; \
-	  /tmp/lock-venv/bin/pip freeze; } > constraints.txt
+	  /tmp/lock-venv/bin/pip freeze --all; } > constraints.txt
 
 clean:
 	rm -rf _build

@@ -1,0 +1,229 @@
+"""Tests of localization.theory.derivation against closed forms and exact identities."""
+
+import math
+from types import SimpleNamespace
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import localization  # noqa: F401  (x64)
+from localization.theory import derivation as d
+from localization.theory.amplifier import Amplifier
+
+SQ = math.sqrt(2 / math.pi)
+
+
+def _batch(seed=0, num=64, n=5):
+    k1, k2, k3 = jax.random.split(jax.random.key(seed), 3)
+    x = jax.random.normal(k1, (num, n))
+    y = jax.random.bernoulli(k2, 0.5, (num,)).astype(jnp.float64)
+    w = jax.random.normal(k3, (n,))
+    return w, x, y
+
+
+def _toeplitz(n, rho):
+    idx = np.arange(n)
+    return rho ** np.abs(idx[:, None] - idx[None, :])
+
+
+# ----------------------------------------------------------------------------- loss and gradient
+def test_mse_loss_matches_numpy():
+    w, x, y = _batch()
+    h = np.asarray(x) @ np.asarray(w)
+    expected = np.mean((np.asarray(y) - np.maximum(h, 0)) ** 2)
+    assert abs(float(d.mse_loss(w, x, y)) - expected) < 1e-13
+
+
+def test_mse_gradient_equals_autodiff():
+    w, x, y = _batch(1)
+    auto = jax.grad(d.mse_loss.core)(w, x, y)
+    np.testing.assert_allclose(d.mse_gradient(w, x, y), auto, rtol=0, atol=1e-13)
+
+
+def test_gradient_terms_recombine_and_broadcast():
+    w, x, y = _batch(2)
+    ws = jnp.stack([w, -w, 2 * w])  # leading axis of weights
+    t = d.gradient_terms(ws, x, y)
+    assert t.label.shape == (3, 5) and t.relu.shape == (3, 5)
+    g = d.mse_gradient(ws, x, y)
+    np.testing.assert_allclose(g, -2 * t.label + 2 * t.relu, atol=1e-14)
+    np.testing.assert_allclose(g[0], d.mse_gradient(w, x, y), atol=1e-14)
+    assert d.mse_loss(ws, x, y).shape == (3,)
+
+
+def test_gated_mean_matches_numpy_and_gaussian_closed_form():
+    w, x, _ = _batch(3)
+    xn, wn = np.asarray(x), np.asarray(w)
+    expected = ((xn @ wn >= 0)[:, None] * xn).mean(0)
+    np.testing.assert_allclose(d.gated_mean(w, x), expected, atol=1e-14)
+    # population value for Gaussian data: Sigma w / sqrt(2 pi w'Sigma w) (Stein), 4 standard errors
+    n, num = 4, 200_000
+    sigma = _toeplitz(n, 0.6)
+    z = jax.random.normal(jax.random.key(7), (num, n)) @ jnp.asarray(np.linalg.cholesky(sigma).T)
+    w = jnp.asarray([1.0, -0.5, 0.3, 0.8])
+    est = np.asarray(d.gated_mean(w, z))
+    exact = sigma @ np.asarray(w) / math.sqrt(2 * math.pi * np.asarray(w) @ sigma @ np.asarray(w))
+    se = np.sqrt(np.diag(sigma) / num)
+    assert np.all(np.abs(est - exact) < 4 * se), (est, exact)
+    np.testing.assert_allclose(d.gaussian_gated_mean(w, sigma), exact, rtol=1e-14)
+    assert d.gaussian_gated_mean(jnp.stack([w, 2 * w]), sigma).shape == (2, 4)
+
+
+# ----------------------------------------------------------------------------- conditioning
+def test_gaussian_gate_probability_closed_form_and_symmetry():
+    n = 6
+    sigma = _toeplitz(n, 0.5)
+    w = jnp.asarray(np.linspace(-1, 1.3, n))
+    i = 2
+    a = float((sigma @ np.asarray(w))[i] / math.sqrt(np.asarray(w) @ sigma @ np.asarray(w)))
+    xs = jnp.linspace(-2, 2, 9)
+    p = d.gaussian_gate_probability(w, sigma, i, xs)
+    expected = 0.5 + 0.5 * jax.scipy.special.erf(xs * a / math.sqrt(1 - a * a) / math.sqrt(2))
+    np.testing.assert_allclose(p, expected, atol=1e-14)
+    np.testing.assert_allclose(p + p[::-1], 1.0, atol=1e-14)
+    assert abs(float(d.gaussian_gate_probability(w, sigma, i, 0.0)[0]) - 0.5) < 1e-15
+
+
+def test_gaussian_gate_probability_exact_for_gaussian_with_nonunit_variance():
+    # X ~ N(0, s2 * C); sample X given X_i = x exactly and compare (4 standard errors)
+    n, s2, i, x0, num = 4, 2.5, 1, 0.9, 100_000
+    sigma = s2 * _toeplitz(n, 0.7)
+    w = jnp.asarray([0.4, -1.0, 0.7, 0.2])
+    si = sigma[:, i]
+    cond_cov = sigma - np.outer(si, si) / sigma[i, i]
+    evals, evecs = np.linalg.eigh(cond_cov)
+    root = evecs * np.sqrt(np.clip(evals, 0, None))
+    xs = x0 * si / sigma[i, i] + np.asarray(jax.random.normal(jax.random.key(5), (num, n))) @ root.T
+    p_mc = np.mean(xs @ np.asarray(w) >= 0)
+    p = float(d.gaussian_gate_probability(w, sigma, i, x0)[0])
+    assert abs(p_mc - p) < 4 * math.sqrt(p * (1 - p) / num), (p_mc, p)
+
+
+def test_empirical_gate_probability_discrete_total_expectation_is_exact():
+    key = jax.random.key(11)
+    x = jnp.where(jax.random.bernoulli(key, 0.5, (5000, 6)), 1.0, -1.0)
+    w = jnp.asarray([0.3, -0.2, 1.0, 0.5, -0.7, 0.1])
+    est = d.empirical_gate_probability(w, x, 2)
+    np.testing.assert_array_equal(est.x, [-1.0, 1.0])
+    assert est.count.sum() == 5000
+    lhs = float(d.gated_mean(w, x)[2])
+    rhs = float(np.sum(est.x * est.prob * est.count) / est.count.sum())
+    assert abs(lhs - rhs) < 1e-14
+    np.testing.assert_allclose(est.stderr, np.sqrt(est.prob * (1 - est.prob) / est.count))
+
+
+def test_empirical_gate_probability_continuous_bins():
+    w, x, _ = _batch(4, num=1000, n=5)
+    est = d.empirical_gate_probability(w, x, 0, bins=10)
+    assert est.x.shape == (10,) and est.count.sum() == 1000
+    assert np.all(np.diff(est.x) > 0)
+    assert np.all((est.prob >= 0) & (est.prob <= 1))
+
+
+# ----------------------------------------------------------------------------- phi vs linear
+def test_linear_deviation_and_crossings():
+    gauss = Amplifier.gaussian(1.0)
+    np.testing.assert_allclose(d.linear_deviation(gauss, np.linspace(-0.9, 0.9, 7)), 0.0, atol=1e-15)
+    assert d.linear_crossings(gauss).size == 0
+    binary = Amplifier.binary(1.0)
+    assert np.all(d.linear_deviation(binary, np.linspace(0.05, 0.95, 19)) > 0)
+    assert d.linear_crossings(binary).size == 0
+
+    def synthetic(a):  # crosses the line at a = 0.37 only
+        return SQ * a + a**3 * (jnp.abs(a) - 0.37)
+
+    roots = d.linear_crossings(synthetic, num=101)
+    np.testing.assert_allclose(roots, [0.37], atol=1e-10)
+
+
+def test_family_root():
+    fam = lambda p: SimpleNamespace(excess_kurtosis=3.0 - p)  # noqa: E731
+    root = d.family_root(fam, lambda m: m.excess_kurtosis, (0.0, 10.0))
+    assert abs(root - 3.0) < 1e-10
+    root = d.family_root(fam, lambda m: m.excess_kurtosis, (0.0, 10.0), target=1.0)
+    assert abs(root - 2.0) < 1e-10
+
+
+# ----------------------------------------------------------------------------- validation
+def test_validation_errors():
+    w, x, y = _batch()
+    with pytest.raises(ValueError, match="x must have 5 columns"):
+        d.mse_loss(w, x[:, :4], y)
+    with pytest.raises(ValueError, match="x must be a batch"):
+        d.gated_mean(w, x[None])
+    with pytest.raises(ValueError, match="x must have at least 2 axes"):
+        d.gated_mean(w, x[0])
+    with pytest.raises(ValueError, match="x must contain at least one sample"):
+        d.gated_mean(w, x[:0])
+    with pytest.raises(ValueError, match="x must be finite"):
+        d.gated_mean(w, x.at[0, 0].set(jnp.nan))
+    with pytest.raises(ValueError, match="w must be finite"):
+        d.gated_mean(w.at[0].set(jnp.inf), x)
+    with pytest.raises(TypeError, match="w must be an array"):
+        d.gated_mean("w", x)
+    with pytest.raises(ValueError, match=r"y must have shape \(64,\)"):
+        d.mse_gradient(w, x, y[:3])
+    with pytest.raises(ValueError, match="y must be finite"):
+        d.gradient_terms(w, x, y.at[0].set(jnp.nan))
+    # gaussian_gated_mean
+    with pytest.raises(ValueError, match=r"sigma must have shape \(5, 5\)"):
+        d.gaussian_gated_mean(w, np.eye(4))
+    with pytest.raises(ValueError, match="w must satisfy"):
+        d.gaussian_gated_mean(jnp.zeros(5), np.eye(5))
+    # empirical_gate_probability
+    with pytest.raises(ValueError, match="w must be a single weight vector"):
+        d.empirical_gate_probability(jnp.stack([w, w]), x, 0)
+    with pytest.raises(ValueError, match="i must satisfy 0 <= i < n = 5"):
+        d.empirical_gate_probability(w, x, 5)
+    with pytest.raises(ValueError, match="i must be an integer >= 0"):
+        d.empirical_gate_probability(w, x, -1)
+    with pytest.raises(TypeError, match="i must be an integer"):
+        d.empirical_gate_probability(w, x, 1.0)
+    with pytest.raises(ValueError, match="bins must be an integer >= 1"):
+        d.empirical_gate_probability(w, x, 0, bins=0)
+    # gaussian_gate_probability
+    sigma = _toeplitz(5, 0.5)
+    with pytest.raises(ValueError, match="w must be a single weight vector"):
+        d.gaussian_gate_probability(jnp.stack([w, w]), sigma, 0, 1.0)
+    with pytest.raises(ValueError, match=r"sigma must have shape \(5, 5\)"):
+        d.gaussian_gate_probability(w, sigma[:4, :4], 0, 1.0)
+    with pytest.raises(ValueError, match="i must satisfy"):
+        d.gaussian_gate_probability(w, sigma, 7, 1.0)
+    with pytest.raises(ValueError, match=r"sigma\[i, i\] must be positive"):
+        d.gaussian_gate_probability(w, np.zeros((5, 5)), 0, 1.0)
+    with pytest.raises(ValueError, match="zero conditional variance"):
+        d.gaussian_gate_probability(jnp.eye(5)[0], np.eye(5), 0, 1.0)
+    with pytest.raises(TypeError, match="x must be a real floating-point array"):
+        d.gaussian_gate_probability(w, sigma, 0, jnp.asarray([True]))
+    # phi vs linear
+    with pytest.raises(TypeError, match="phi must be callable"):
+        d.linear_deviation(3.0, 0.5)
+    with pytest.raises(ValueError, match=r"a must be finite and lie in \[-1, 1\]"):
+        d.linear_deviation(Amplifier.binary(1.0), 1.5)
+    with pytest.raises(TypeError, match="phi must be callable"):
+        d.linear_crossings(None)
+    with pytest.raises(ValueError, match="num must be an integer >= 3"):
+        d.linear_crossings(Amplifier.binary(1.0), num=2)
+    with pytest.raises(ValueError, match="tol must be positive"):
+        d.linear_crossings(Amplifier.binary(1.0), tol=0.0)
+    # family_root
+    fam = lambda p: SimpleNamespace(s=p)  # noqa: E731
+    stat = lambda m: m.s  # noqa: E731
+    with pytest.raises(TypeError, match="make_marginal must be callable"):
+        d.family_root(1, stat, (0, 1))
+    with pytest.raises(TypeError, match="statistic must be callable"):
+        d.family_root(fam, 1, (0, 1))
+    with pytest.raises(ValueError, match="bracket must be a pair"):
+        d.family_root(fam, stat, (0, 1, 2))
+    with pytest.raises(ValueError, match="bracket must satisfy low < high"):
+        d.family_root(fam, stat, (1, 0))
+    with pytest.raises(ValueError, match="opposite signs"):
+        d.family_root(fam, stat, (1, 2))
+    with pytest.raises(ValueError, match="opposite signs"):
+        d.family_root(fam, lambda m: math.inf, (-1, 2))
+    with pytest.raises(ValueError, match="tol must be positive"):
+        d.family_root(fam, stat, (-1, 1), tol=-1.0)
+    with pytest.raises(ValueError, match="target must be finite"):
+        d.family_root(fam, stat, (-1, 1), target=math.nan)
