@@ -77,8 +77,12 @@ references: env
 	  $(PY) tests/strip_reference.py $$out || exit 1; \
 	done
 
+# Chapters open as notebooks: jupytext's JupyterLab extension makes MyST .md files open as notebooks.
 lab: env
-	$(BIN)/jupyter lab --ServerApp.jpserver_extensions="{'jupytext': True}" book/
+	@mkdir -p $(VENV)/share/jupyter/lab/settings
+	@echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}}' \
+	  > $(VENV)/share/jupyter/lab/settings/overrides.json
+	$(BIN)/jupyter lab book/
 
 serve:
 	@test -d _build/html || { echo "run 'make book' first"; exit 1; }
