@@ -1,0 +1,117 @@
+"""Covariance of the underlying Gaussian: the periodised squared-exponential kernel.
+
+The paper (Section 2.3) and its code use the *wrapped* kernel ``exp(-d**2 / xi**2)`` with the
+periodic distance ``d = min(|i-j|, L-|i-j|)``. That matrix is not positive semi-definite once
+``xi`` is comparable to ``L`` (its smallest eigenvalue is about -5e-8 at L=40, xi=3 and -0.43 at
+xi=15), so square roots of it are not defined. We use instead the *periodised* kernel
+
+    k(d) = S(d) / S(0),     S(d) = sum_{m in Z} exp(-(d + m L)**2 / xi**2),
+
+the covariance of a stationary Gaussian process on the circle of circumference ``L``. By Poisson
+summation its discrete Fourier transform is a sum of positive Gaussians,
+
+    lambda_j = L * G_j / sum_l G_l,     G_j = sum_{m in Z} exp(-pi**2 xi**2 (j/L + m)**2),
+
+so every eigenvalue is >= 0 exactly (and sum_j lambda_j = L, i.e. unit diagonal). For xi << L it
+equals the min-distance kernel up to terms of order exp(-(L/2)**2 / xi**2).
+
+Grids (``n`` a tuple) use the product kernel over axes: the covariance is the Kronecker product of
+the per-axis circulants, in row-major (C) order of the flattened grid.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+__all__ = ["kernel_row", "eigenvalues", "circulant", "covariance_matrix", "sqrt_matrix"]
+
+# exp(-x) < 1e-300 for x > 690: terms beyond this are exactly zero in float64.
+_CUTOFF = 745.0
+
+
+@functools.lru_cache(maxsize=512)
+def kernel_row(xi: float, L: int) -> np.ndarray:
+    """First row ``k(0..L-1)`` of the periodised kernel (direct sum over images), float64."""
+    d = np.arange(L, dtype=np.float64)
+    # images with (d + mL)^2 / xi^2 < CUTOFF; |m| <= ceil(xi * sqrt(CUTOFF) / L) + 1
+    m_max = int(math.ceil(xi * math.sqrt(_CUTOFF) / L)) + 1
+    m = np.arange(-m_max, m_max + 1, dtype=np.float64)
+    # factor out the largest term of each column for accuracy: work with (d+mL)^2 - d_min^2
+    dm = d[:, None] + m[None, :] * L
+    expo = -(dm**2) / xi**2
+    s = np.exp(expo).sum(axis=1)
+    row = s / s[0]
+    row = 0.5 * (row + np.roll(row[::-1], 1))  # exact symmetry row[d] = row[L - d]
+    row[0] = 1.0
+    row.setflags(write=False)
+    return row
+
+
+@functools.lru_cache(maxsize=512)
+def eigenvalues(xi: float, L: int) -> np.ndarray:
+    """Eigenvalues ``lambda_j`` (j = 0..L-1, DFT order) of the periodised kernel, all >= 0.
+
+    Computed from the Poisson-dual series, so they are positive by construction (tiny ones may
+    underflow to exactly 0). They sum to ``L``.
+    """
+    j = np.arange(L, dtype=np.float64)
+    nu = np.minimum(j, L - j) / L  # in [0, 1/2]; G is even and 1-periodic in nu
+    m_max = int(math.ceil(math.sqrt(_CUTOFF) / (math.pi * xi))) + 1
+    m = np.arange(-m_max, m_max + 1, dtype=np.float64)
+    expo = -(math.pi * xi) ** 2 * (nu[:, None] + m[None, :]) ** 2
+    # normalise by the largest exponent (nu = 0, m = 0 term is exponent 0) -> no overflow
+    g = np.exp(expo).sum(axis=1)
+    lam = L * g / g.sum()
+    lam.setflags(write=False)
+    return lam
+
+
+def circulant(row: np.ndarray) -> np.ndarray:
+    """Symmetric circulant matrix with first row ``row`` (row[d] = row[L-d] assumed)."""
+    L = row.shape[0]
+    idx = (np.arange(L)[None, :] - np.arange(L)[:, None]) % L
+    return row[idx]
+
+
+@functools.lru_cache(maxsize=256)
+def _axis_sqrt(xi: float, L: int) -> np.ndarray:
+    lam = np.clip(eigenvalues(xi, L), 0.0, None)
+    row = np.fft.ifft(np.sqrt(lam)).real
+    row = 0.5 * (row + np.roll(row[::-1], 1))  # enforce exact symmetry row[d] = row[L-d]
+    out = circulant(row)
+    out.setflags(write=False)
+    return out
+
+
+def axis_sqrt(xi: float, L: int) -> np.ndarray:
+    """Symmetric square root of the (L, L) periodised-kernel circulant."""
+    return _axis_sqrt(float(xi), int(L))
+
+
+def covariance_matrix(xi: float, shape: tuple[int, ...]) -> np.ndarray:
+    """(N, N) covariance, N = prod(shape): Kronecker product of per-axis circulants."""
+    out = np.ones((1, 1))
+    for L in shape:
+        out = np.kron(out, circulant(np.asarray(kernel_row(float(xi), int(L)))))
+    return out
+
+
+def sqrt_matrix(xi: float, shape: tuple[int, ...]) -> np.ndarray:
+    """(N, N) symmetric square root: Kronecker product of per-axis circulant roots."""
+    out = np.ones((1, 1))
+    for L in shape:
+        out = np.kron(out, axis_sqrt(xi, L))
+    return out
+
+
+def min_distance_kernel(xi: float, shape: tuple[int, ...]) -> np.ndarray:
+    """The paper's wrapped kernel exp(-d^2/xi^2), d the periodic (min) distance; NOT PSD in general."""
+    out = np.ones((1, 1))
+    for L in shape:
+        d = np.arange(L)
+        d = np.minimum(d, L - d).astype(np.float64)
+        out = np.kron(out, circulant(np.exp(-(d**2) / xi**2)))
+    return out
