@@ -1,0 +1,290 @@
+r"""The effective early-time flow of a single ReLU neuron (paper Lemma 3.1, Eq. (5); App. C.1–C.2).
+
+Conventions (book-wide): loss :math:`\mathcal L(w)=\mathbb E[(Y-\mathrm{ReLU}\langle w,X\rangle)^2]`
+(paper Eq. (9), no ½), labels :math:`Y\in\{0,1\}` with :math:`P(Y=1)=\tfrac12`, time
+:math:`t=\text{steps}\times\text{learning rate}`, so plain gradient descent is forward Euler of
+:math:`\dot w=-\nabla\mathcal L`.
+
+Derivation of the factor (checked in ``tests/test_effective.py``). With :math:`h=\langle w,X\rangle`,
+:math:`\nabla\mathcal L=-2\mathbb E[Y\,\mathbb 1(h\ge0)X]+2\mathbb E[\mathrm{ReLU}(h)X]`. Sign symmetry
+(S3) maps :math:`h\mathbb 1(h\ge0)X\mapsto h\mathbb 1(h\le0)X`, so
+:math:`\mathbb E[\mathrm{ReLU}(h)X]=\tfrac12\mathbb E[hX]=\tfrac14(\Sigma_0+\Sigma_1)w`, and
+:math:`\mathbb E[Y\mathbb 1(h\ge0)X]=\tfrac12\mathbb E[\mathbb 1(h\ge0)X\mid Y=1]`. Hence
+
+.. math::
+
+    -\nabla\mathcal L = \mathbb E[\mathbb 1(h\ge0)X\mid Y=1]-\tfrac12(\Sigma_0+\Sigma_1)w .
+
+Under A1–A3 (unit marginal variance) the first term is :math:`\tfrac12\varphi(\Sigma_1w/\sqrt{w^\top\Sigma_1w})`
+(App. C.2), giving
+
+.. math::
+
+    \frac{dw}{dt} = \tfrac12\Bigl[\varphi\Bigl(\frac{\Sigma_1w}{\sqrt{w^\top\Sigma_1w}}\Bigr)-(\Sigma_0+\Sigma_1)w\Bigr],
+
+which is paper Eq. (5) with :math:`\tau=1`. For Gaussian data the first term is exact:
+:math:`\mathbb E[\mathbb 1(h\ge0)X\mid Y=1]=\Sigma_1w/\sqrt{2\pi\,w^\top\Sigma_1w}`, and with
+:math:`\varphi(a)=\sqrt{2/\pi}\,a` Eq. (5) *is* the exact expected-gradient flow.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import partial
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from localization import _validation as v
+from localization.train import Trajectory, checkpoint_steps
+
+__all__ = [
+    "effective_vector_field",
+    "integrate_effective",
+    "expected_loss_gaussian",
+    "expected_gradient_gaussian",
+    "amplifier_argument",
+]
+
+
+# -------------------------------------------------------------------------------------------------
+# helpers
+# -------------------------------------------------------------------------------------------------
+@jax.tree_util.register_pytree_node_class
+@dataclass(frozen=True, eq=False)
+class _Static:
+    """Wrap an arbitrary (hashable) callable as a leafless pytree so it can enter a jitted function."""
+
+    fn: Callable
+
+    def tree_flatten(self):
+        return (), self.fn
+
+    @classmethod
+    def tree_unflatten(cls, fn, children):
+        return cls(fn)
+
+
+def _as_pytree_phi(phi):
+    """Amplifier/CubicTaylor (pytrees with a jit-safe ``core``) pass as they are; other callables wrap."""
+    if not callable(phi):
+        raise TypeError(f"phi must be callable (e.g. localization.theory.amplifier(...)), got {type(phi).__name__}")
+    if hasattr(phi, "core") and hasattr(phi, "tree_flatten"):
+        return phi
+    return _Static(phi)
+
+
+def _eval_phi(phi, a):
+    if isinstance(phi, _Static):
+        return phi.fn(a)
+    return phi.core(a)
+
+
+def _check_covariances(sigma0, sigma1, n=None):
+    s0 = np.asarray(v.float_array("sigma0", sigma0, ndim_min=2), dtype=np.float64)
+    s1 = np.asarray(v.float_array("sigma1", sigma1, ndim_min=2), dtype=np.float64)
+    for name, s in (("sigma0", s0), ("sigma1", s1)):
+        if s.ndim != 2 or s.shape[0] != s.shape[1]:
+            raise ValueError(f"{name} must be a square (n, n) matrix, got shape {s.shape}")
+        if n is not None and s.shape[0] != n:
+            raise ValueError(f"{name} must have shape ({n}, {n}) to match w, got {s.shape}")
+        if not np.all(np.isfinite(s)):
+            raise ValueError(f"{name} must be finite")
+        if not np.allclose(s, s.T, rtol=0, atol=1e-10):
+            raise ValueError(f"{name} must be symmetric")
+    if s0.shape != s1.shape:
+        raise ValueError(f"sigma0 and sigma1 must have equal shapes, got {s0.shape} and {s1.shape}")
+    diag = np.diag(s1)
+    if not np.allclose(diag, 1.0, rtol=0, atol=1e-8):
+        raise ValueError(
+            "sigma1 must have unit diagonal (Lemma 3.1 and Eq. (6) assume unit marginal variance: "
+            f"A1 at j = i reads E[X_i | X_i = x] = x * Sigma_ii), got diagonal in [{diag.min()}, {diag.max()}]"
+        )
+    return jnp.asarray(s0), jnp.asarray(s1)
+
+
+def _check_w(name, w, n=None):
+    w = np.asarray(v.float_array(name, w, ndim_min=1), dtype=np.float64)
+    if n is not None and w.shape[-1] != n:
+        raise ValueError(f"{name} must have last axis of length {n} (the covariance size), got shape {w.shape}")
+    if not np.all(np.isfinite(w)):
+        raise ValueError(f"{name} must be finite")
+    return w
+
+
+def _amplifier_argument(w, sigma1):
+    u = w @ sigma1  # Σ1 symmetric: (..., n)
+    q = jnp.sum(w * u, axis=-1, keepdims=True)
+    # |a_i| <= sqrt(Σ1_ii) = 1 by Cauchy–Schwarz in the Σ1 inner product; clip rounding excursions.
+    return jnp.clip(u / jnp.sqrt(q), -1.0, 1.0)
+
+
+def _field(w, phi, sigma0, sigma1):
+    a = _amplifier_argument(w, sigma1)
+    return 0.5 * (_eval_phi(phi, a) - w @ (sigma0 + sigma1))
+
+
+# -------------------------------------------------------------------------------------------------
+# public API
+# -------------------------------------------------------------------------------------------------
+def amplifier_argument(w, sigma1):
+    r"""The argument of φ in Eq. (5): :math:`a=\Sigma_1w/\sqrt{w^\top\Sigma_1w}`, shape ``(..., n)``.
+
+    Each entry lies in [-1, 1] (Cauchy–Schwarz; equality iff :math:`w\propto e_i`); rounding
+    excursions are clipped. ``w`` must not be 0 (``ValueError``).
+    """
+    s1 = np.asarray(v.float_array("sigma1", sigma1, ndim_min=2), dtype=np.float64)
+    w = _check_w("w", w, s1.shape[-1])
+    if np.any(np.einsum("...i,ij,...j->...", w, s1, w) <= 0):
+        raise ValueError("w must be non-zero (w^T Sigma1 w > 0), got a zero weight vector")
+    return _amplifier_argument(jnp.asarray(w), jnp.asarray(s1))
+
+
+def effective_vector_field(w, phi, sigma0, sigma1):
+    r"""Right-hand side of the effective flow (paper Eq. (5), τ = 1, book time convention):
+
+    .. math:: \dot w=\tfrac12\bigl[\varphi(\Sigma_1w/\sqrt{w^\top\Sigma_1w})-(\Sigma_0+\Sigma_1)w\bigr].
+
+    Parameters
+    ----------
+    w : (..., n) array, non-zero rows.
+    phi : callable amplifier, e.g. ``theory.amplifier(marginal)`` or ``theory.amplifier_taylor(m)``
+        or any vectorised jnp function of ``a`` in [-1, 1].
+    sigma0, sigma1 : (n, n) symmetric covariances of the two classes; ``sigma1`` (longer
+        length-scale, y = 1) must have unit diagonal.
+
+    Returns ``dw/dt`` of shape ``(..., n)``, float64. Equals ``-∇L`` for Gaussian data with the
+    Gaussian φ (see :func:`expected_gradient_gaussian`).
+    """
+    phi = _as_pytree_phi(phi)
+    s0, s1 = _check_covariances(sigma0, sigma1)
+    w = _check_w("w", w, s1.shape[0])
+    if np.any(np.einsum("...i,ij,...j->...", w, np.asarray(s1), w) <= 0):
+        raise ValueError("w must be non-zero (w^T Sigma1 w > 0), got a zero weight vector")
+    return _field_jit(jnp.asarray(w), phi, s0, s1)
+
+
+_field_jit = jax.jit(_field)
+
+
+def expected_loss_gaussian(w, sigma0, sigma1):
+    r"""Exact MSE :math:`\mathcal L(w)=\mathbb E[(Y-\mathrm{ReLU}\langle w,X\rangle)^2]` for Gaussian classes.
+
+    :math:`X\mid Y=y\sim\mathcal N(0,\Sigma_y)`, :math:`P(Y=1)=\tfrac12`:
+    :math:`\mathcal L=\tfrac12-\sqrt{w^\top\Sigma_1w/(2\pi)}+\tfrac14w^\top(\Sigma_0+\Sigma_1)w`
+    (using :math:`\mathbb E[\mathrm{ReLU}(h)]=s/\sqrt{2\pi}`, :math:`\mathbb E[\mathrm{ReLU}(h)^2]=s^2/2`
+    for :math:`h\sim\mathcal N(0,s^2)`). Shape ``(..., n)`` → ``(...)``. No validation inside (so it
+    can be differentiated); use it with concrete, finite inputs.
+    """
+    w = jnp.asarray(w, dtype=jnp.float64)
+    s0 = jnp.asarray(sigma0, dtype=jnp.float64)
+    s1 = jnp.asarray(sigma1, dtype=jnp.float64)
+    q1 = jnp.einsum("...i,ij,...j->...", w, s1, w)
+    q0 = jnp.einsum("...i,ij,...j->...", w, s0, w)
+    return 0.5 - jnp.sqrt(q1 / (2.0 * math.pi)) + 0.25 * (q0 + q1)
+
+
+def expected_gradient_gaussian(w, sigma0, sigma1):
+    r"""Exact expected gradient :math:`\nabla\mathcal L(w)` for Gaussian classes (shape ``(..., n)``):
+
+    .. math:: \nabla\mathcal L=-\frac{\Sigma_1w}{\sqrt{2\pi\,w^\top\Sigma_1w}}+\tfrac12(\Sigma_0+\Sigma_1)w,
+
+    from :math:`\mathbb E[\mathbb 1(h\ge0)X\mid Y=1]=\Sigma_1w/\sqrt{2\pi w^\top\Sigma_1w}` (Stein). Gradient
+    descent follows :math:`\dot w=-\nabla\mathcal L`. Covariances need not have unit diagonal here.
+    """
+    s0 = np.asarray(v.float_array("sigma0", sigma0, ndim_min=2), dtype=np.float64)
+    s1 = np.asarray(v.float_array("sigma1", sigma1, ndim_min=2), dtype=np.float64)
+    if s0.shape != s1.shape or s0.ndim != 2 or s0.shape[0] != s0.shape[1]:
+        raise ValueError(f"sigma0 and sigma1 must be square matrices of equal shape, got {s0.shape}, {s1.shape}")
+    w = _check_w("w", w, s1.shape[0])
+    q1 = np.einsum("...i,ij,...j->...", w, s1, w)
+    if np.any(q1 <= 0):
+        raise ValueError("w must be non-zero (w^T Sigma1 w > 0), got a zero weight vector")
+    w = jnp.asarray(w)
+    s0, s1 = jnp.asarray(s0), jnp.asarray(s1)
+    u = w @ s1
+    return -u / jnp.sqrt(2.0 * math.pi * jnp.asarray(q1))[..., None] + 0.5 * (w @ (s0 + s1))
+
+
+def _step(w, dt, phi, s0, s1, method, substeps):
+    h = dt / substeps
+
+    def one(_, w):
+        if method == "euler":
+            return w + h * _field(w, phi, s0, s1)
+        k1 = _field(w, phi, s0, s1)
+        k2 = _field(w + 0.5 * h * k1, phi, s0, s1)
+        k3 = _field(w + 0.5 * h * k2, phi, s0, s1)
+        k4 = _field(w + h * k3, phi, s0, s1)
+        return w + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+
+    return jax.lax.fori_loop(0, substeps, one, w)
+
+
+@partial(jax.jit, static_argnames=("method", "substeps"))
+def _integrate(w0, phi, s0, s1, lr, gaps, *, method, substeps):
+    """w0 (B, n); gaps (C,) steps between consecutive checkpoints → weights (B, C, n)."""
+
+    def single(w):
+        def segment(w, gap):
+            w = jax.lax.fori_loop(0, gap, lambda _, w: _step(w, lr, phi, s0, s1, method, substeps), w)
+            return w, w
+
+        _, ws = jax.lax.scan(segment, w, gaps)
+        return ws
+
+    return jax.vmap(single)(w0)
+
+
+def integrate_effective(w0, phi, sigma0, sigma1, *, lr, steps, checkpoints, method="euler", substeps=1):
+    r"""Integrate the effective flow (paper Eq. (5), τ = 1) as the paper's code does: one step of size
+    ``lr`` per SGD step, so ``times = steps × lr`` matches ``localization.train``.
+
+    Parameters
+    ----------
+    w0 : (..., n) initial weights (leading axes = independent initialisations, vmapped).
+    phi : amplifier callable (``theory.amplifier(m)``, ``theory.amplifier_taylor(m)`` or a jnp function).
+    sigma0, sigma1 : (n, n) class covariances (``sigma1`` unit diagonal).
+    lr : step size (> 0) = the SGD learning rate.
+    steps : number of steps (int ≥ 1).
+    checkpoints : int C (C evenly spaced step indices from 0 to ``steps`` inclusive, rounded, duplicates
+        dropped; C = 1 means only the final step) or a non-decreasing 1-D sequence of step indices in
+        [0, steps].
+    method : ``"euler"`` (forward Euler, the paper's scheme, default) or ``"rk4"`` (classical
+        Runge–Kutta with the same step, for a more accurate solution of the ODE itself).
+    substeps : int ≥ 1; each step of size ``lr`` is split into ``substeps`` equal sub-steps.
+
+    Returns
+    -------
+    Trajectory (``localization.train.Trajectory``) with ``times`` (C,) = checkpoint steps × lr,
+    ``steps`` (C,), ``weights`` (..., C, n) float64 (the state *after* that many steps), ``loss=None``.
+    Checkpoints are parsed by ``localization.train.checkpoint_steps`` (same convention as training).
+    """
+    phi = _as_pytree_phi(phi)
+    lr = v.positive("lr", lr)
+    steps = v.integer("steps", steps, minimum=1)
+    substeps = v.integer("substeps", substeps, minimum=1)
+    if method not in ("euler", "rk4"):
+        raise ValueError(f"method must be 'euler' or 'rk4', got {method!r}")
+    s0, s1 = _check_covariances(sigma0, sigma1)
+    n = s1.shape[0]
+    w0 = _check_w("w0", w0, n)
+    if np.any(np.einsum("...i,ij,...j->...", w0, np.asarray(s1), w0) <= 0):
+        raise ValueError("w0 must be non-zero (w0^T Sigma1 w0 > 0) for every initialisation")
+    ck = checkpoint_steps(checkpoints, steps)
+    gaps = np.diff(np.concatenate([[0], ck])).astype(np.int64)
+    lead = w0.shape[:-1]
+    ws = _integrate(
+        jnp.asarray(w0.reshape(-1, n)), phi, s0, s1, jnp.asarray(lr), jnp.asarray(gaps),
+        method=method, substeps=substeps,
+    )
+    weights = ws.reshape(*lead, ck.size, n)
+    return _make_trajectory(ck, lr, weights)
+
+
+def _make_trajectory(ck, lr, weights):
+    times = jnp.asarray(ck * lr, dtype=jnp.float64)
+    return Trajectory(times=times, steps=jnp.asarray(ck), weights=weights, loss=None)

@@ -1,0 +1,168 @@
+"""Tests of the effective flow (paper Lemma 3.1, Eq. (5)) and its integrator."""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from localization import _covariance as C
+from localization.theory import (
+    Amplifier,
+    amplifier_argument,
+    effective_vector_field,
+    expected_gradient_gaussian,
+    expected_loss_gaussian,
+    integrate_effective,
+)
+from localization.train import Trajectory
+
+N = 12
+S0 = C.covariance_matrix(0.7, (N,))
+S1 = C.covariance_matrix(2.0, (N,))
+GAUSS = Amplifier.gaussian(1.0)
+BIN = Amplifier.binary(1.0)
+
+
+def _w(seed, shape=(N,)):
+    return np.asarray(jax.random.normal(jax.random.key(seed), shape, dtype=jnp.float64))
+
+
+def test_factor_half_from_differentiating_the_mse():
+    # -∇L of the exact Gaussian MSE (no ½ in the loss) equals Eq. (5) with τ = 1 and the factor ½
+    w = _w(0, (3, N))
+    grad = jax.vmap(jax.grad(lambda w: expected_loss_gaussian(w, S0, S1)))(jnp.asarray(w))
+    field = effective_vector_field(w, GAUSS, S0, S1)
+    np.testing.assert_allclose(field, -grad, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(expected_gradient_gaussian(w, S0, S1), grad, rtol=1e-12, atol=1e-14)
+
+
+def test_gaussian_loss_and_gradient_by_monte_carlo():
+    # MC over X | Y ~ N(0, Σ_Y), Y ~ Bernoulli(½): E[(Y - ReLU<w,X>)^2] and E[1(<w,X> >= 0) X | Y=1]
+    key = jax.random.key(1)
+    k1, k2, k3 = jax.random.split(key, 3)
+    num = 60_000
+    w = jnp.asarray(_w(2))
+    y = jax.random.bernoulli(k1, 0.5, (num,)).astype(jnp.float64)
+    r0, r1 = C.sqrt_matrix(0.7, (N,)), C.sqrt_matrix(2.0, (N,))
+    z = jax.random.normal(k2, (num, N), dtype=jnp.float64)
+    x = jnp.where(y[:, None] == 1, z @ r1.T, z @ r0.T)
+    sq = (y - jax.nn.relu(x @ w)) ** 2
+    se = float(jnp.std(sq)) / math.sqrt(num)
+    assert abs(float(jnp.mean(sq)) - float(expected_loss_gaussian(w, S0, S1))) < 5 * se
+    x1 = jax.random.normal(k3, (num, N), dtype=jnp.float64) @ r1.T
+    g = (x1 @ w >= 0)[:, None] * x1
+    exact = S1 @ w / math.sqrt(2 * math.pi * float(w @ S1 @ w))
+    se = np.asarray(jnp.std(g, axis=0)) / math.sqrt(num)
+    assert np.all(np.abs(np.asarray(jnp.mean(g, 0)) - exact) < 5 * se)
+
+
+def test_vector_field_generic_callable_equals_amplifier():
+    w = _w(3, (2, N))
+    f1 = effective_vector_field(w, BIN, S0, S1)
+    f2 = effective_vector_field(w, lambda a: jax.scipy.special.erf(a / jnp.sqrt(2 * (1 - a**2))), S0, S1)
+    np.testing.assert_allclose(f1, f2, rtol=1e-13)
+    a = amplifier_argument(w, S1)
+    np.testing.assert_allclose(f1, 0.5 * (BIN(a) - w @ (S0 + S1)), rtol=1e-13)
+
+
+def test_argument_bounds_and_localized_weight_is_finite():
+    a = amplifier_argument(_w(4, (5, N)), S1)
+    assert np.all(np.abs(a) <= 1)
+    e = np.zeros(N)
+    e[3] = 2.5
+    a = amplifier_argument(e, S1)
+    assert float(a[3]) == 1.0
+    f = effective_vector_field(e, BIN, S0, S1)
+    assert np.all(np.isfinite(f))
+    # w ∝ e_i: φ(1) = E|X| = 1 at i
+    assert float(f[3]) == pytest.approx(0.5 * (1.0 - 2.5 * (S0[3, 3] + S1[3, 3])), rel=1e-13)
+
+
+def _manual_euler(w, phi, lr, steps):
+    out = []
+    for _ in range(steps):
+        a = S1 @ w / np.sqrt(w @ S1 @ w)
+        w = w + lr * 0.5 * (np.asarray(phi(jnp.clip(a, -1, 1))) - (S0 + S1) @ w)
+        out.append(w)
+    return out
+
+
+def test_euler_matches_manual_loop_with_checkpoints():
+    w0 = 0.1 * _w(5, (2, 3, N))
+    lr, steps, ck = 0.05, 15, [0, 1, 7, 7, 15]
+    traj = integrate_effective(w0, BIN, S0, S1, lr=lr, steps=steps, checkpoints=ck)
+    assert isinstance(traj, Trajectory)
+    assert traj.weights.shape == (2, 3, len(ck), N) and traj.weights.dtype == jnp.float64
+    np.testing.assert_array_equal(traj.steps, ck)
+    np.testing.assert_allclose(traj.times, np.asarray(ck) * lr, rtol=1e-15)
+    for idx in [(0, 0), (1, 2)]:
+        seq = [w0[idx]] + _manual_euler(w0[idx], BIN, lr, steps)
+        for c, s in enumerate(ck):
+            np.testing.assert_allclose(traj.weights[idx + (c,)], seq[s], rtol=1e-12, atol=1e-14)
+
+
+def test_int_checkpoints_and_gaussian_flow_is_gradient_descent():
+    # with the Gaussian φ, Euler on Eq. (5) is exact expected-gradient descent on the MSE
+    w0 = 0.05 * _w(6)
+    lr, steps = 0.1, 30
+    traj = integrate_effective(w0, GAUSS, S0, S1, lr=lr, steps=steps, checkpoints=4)
+    np.testing.assert_array_equal(traj.steps, [0, 10, 20, 30])
+    w = jnp.asarray(w0)
+    for _ in range(steps):
+        w = w - lr * expected_gradient_gaussian(w, S0, S1)
+    np.testing.assert_allclose(traj.weights[-1], w, rtol=1e-12)
+
+
+def test_rk4_converges_to_fine_euler():
+    w0 = 0.1 * _w(7)
+    fine = integrate_effective(w0, BIN, S0, S1, lr=0.5, steps=4, checkpoints=1, substeps=2000).weights[-1]
+    rk4 = integrate_effective(w0, BIN, S0, S1, lr=0.5, steps=4, checkpoints=1, method="rk4", substeps=4).weights[-1]
+    euler = integrate_effective(w0, BIN, S0, S1, lr=0.5, steps=4, checkpoints=1).weights[-1]
+    err_rk4 = float(jnp.linalg.norm(rk4 - fine))
+    err_euler = float(jnp.linalg.norm(euler - fine))
+    assert err_rk4 < 1e-3 * float(jnp.linalg.norm(fine)) and err_rk4 < 0.05 * err_euler
+
+
+def test_validation_messages():
+    w0 = _w(8)
+    kw = dict(lr=0.1, steps=5, checkpoints=2)
+    with pytest.raises(ValueError, match="lr"):
+        integrate_effective(w0, BIN, S0, S1, lr=-0.1, steps=5, checkpoints=2)
+    with pytest.raises(TypeError, match="steps"):
+        integrate_effective(w0, BIN, S0, S1, lr=0.1, steps=5.0, checkpoints=2)
+    with pytest.raises(ValueError, match="steps"):
+        integrate_effective(w0, BIN, S0, S1, lr=0.1, steps=0, checkpoints=2)
+    with pytest.raises(ValueError, match="checkpoints"):
+        integrate_effective(w0, BIN, S0, S1, lr=0.1, steps=5, checkpoints=[0, 9])
+    with pytest.raises(ValueError, match="method"):
+        integrate_effective(w0, BIN, S0, S1, method="heun", **kw)
+    with pytest.raises(ValueError, match="substeps"):
+        integrate_effective(w0, BIN, S0, S1, substeps=0, **kw)
+    with pytest.raises(ValueError, match="sigma1 must have unit diagonal"):
+        integrate_effective(w0, BIN, S0, 2 * S1, **kw)
+    with pytest.raises(ValueError, match="sigma0 must be symmetric"):
+        integrate_effective(w0, BIN, S0 + np.triu(np.ones((N, N)), 1), S1, **kw)
+    with pytest.raises(ValueError, match="sigma0 must be a square"):
+        integrate_effective(w0, BIN, S0[:, :3], S1, **kw)
+    with pytest.raises(ValueError, match="sigma0 and sigma1"):
+        integrate_effective(w0, BIN, S0[:3, :3], S1, **kw)
+    with pytest.raises(ValueError, match="w0 must have last axis"):
+        integrate_effective(w0[:5], BIN, S0, S1, **kw)
+    with pytest.raises(ValueError, match="w0 must be non-zero"):
+        integrate_effective(np.zeros(N), BIN, S0, S1, **kw)
+    with pytest.raises(ValueError, match="w0 must be finite"):
+        integrate_effective(np.full(N, np.nan), BIN, S0, S1, **kw)
+    with pytest.raises(TypeError, match="phi must be callable"):
+        integrate_effective(w0, 3.0, S0, S1, **kw)
+    with pytest.raises(ValueError, match="w must be non-zero"):
+        effective_vector_field(np.zeros(N), BIN, S0, S1)
+    with pytest.raises(TypeError, match="w must be an array"):
+        effective_vector_field("w", BIN, S0, S1)
+    with pytest.raises(ValueError, match="w must be non-zero"):
+        amplifier_argument(np.zeros(N), S1)
+    with pytest.raises(ValueError, match="w must be non-zero"):
+        expected_gradient_gaussian(np.zeros(N), S0, S1)
+    with pytest.raises(ValueError, match="sigma0 and sigma1"):
+        expected_gradient_gaussian(w0, S0[:3, :3], S1)
