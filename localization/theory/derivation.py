@@ -1,0 +1,374 @@
+r"""Building blocks of the derivation of Lemma 3.1 (paper App. C.1–C.2) and of the analysis of φ (App. B.1).
+
+Each function is one step of the derivation written as something that can be *measured* on a batch
+of samples or *evaluated* in closed form, so that the book can check every step numerically:
+
+* :func:`mse_loss`, :func:`mse_gradient`, :func:`gradient_terms` — the empirical loss of the single
+  ReLU neuron (paper Eq. (9), no ½), its chain-rule gradient and the two terms it splits into
+  (App. C.1);
+* :func:`gated_mean` — the Monte Carlo estimate of :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)X]`,
+  the vector that Lemma 3.1 replaces by :math:`\tfrac12\varphi(\cdot)` (App. C.2);
+* :func:`empirical_gate_probability` and :func:`gaussian_gate_probability` — the conditional
+  probability :math:`P(\langle w,X\rangle\ge0\mid X_i=x)` measured from samples and as predicted by
+  the Gaussian approximation of :math:`\langle w,X\rangle\mid X_i` (A1–A3, App. C.2);
+* :func:`linear_deviation`, :func:`linear_crossings` — where φ lies above or below the linear
+  reference :math:`\sqrt{2/\pi}\,a` (§3.2, App. B.1);
+* :func:`family_root` — the parameter value at which a statistic of a family of marginals crosses a
+  target (e.g. the k of Kur(k) with zero excess kurtosis).
+
+Conventions: labels :math:`y\in\{0,1\}`, loss :math:`\mathcal L(w)=\mathbb E[(y-\mathrm{ReLU}\langle w,x\rangle)^2]`,
+time = steps × learning rate (so gradient descent is forward Euler of :math:`\dot w=-\nabla\mathcal L`).
+Shapes: weights ``(..., n)``, batches ``(num, n)``, labels ``(num,)``. Everything float64.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from scipy.optimize import brentq
+
+from localization import _validation as v
+
+__all__ = [
+    "GradientTerms",
+    "GateEstimate",
+    "mse_loss",
+    "mse_gradient",
+    "gradient_terms",
+    "gated_mean",
+    "gaussian_gated_mean",
+    "empirical_gate_probability",
+    "gaussian_gate_probability",
+    "linear_deviation",
+    "linear_crossings",
+    "family_root",
+]
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+# -------------------------------------------------------------------------------------------------
+# validation helpers
+# -------------------------------------------------------------------------------------------------
+def _batch(x, n=None):
+    x = v.float_array("x", x, ndim_min=2)
+    if x.ndim != 2:
+        raise ValueError(f"x must be a batch of shape (num, n), got shape {tuple(x.shape)}")
+    if x.shape[0] < 1:
+        raise ValueError("x must contain at least one sample, got an empty batch")
+    if n is not None and x.shape[1] != n:
+        raise ValueError(f"x must have {n} columns (the length of w), got shape {tuple(x.shape)}")
+    x = jnp.asarray(x, dtype=jnp.float64)
+    if not bool(jnp.all(jnp.isfinite(x))):
+        raise ValueError("x must be finite, got non-finite entries")
+    return x
+
+
+def _weights(w):
+    w = v.float_array("w", w, ndim_min=1)
+    w = jnp.asarray(w, dtype=jnp.float64)
+    if not bool(jnp.all(jnp.isfinite(w))):
+        raise ValueError("w must be finite, got non-finite entries")
+    return w
+
+
+def _labels(y, num):
+    y = v.float_array("y", y, ndim_min=1)
+    if y.shape != (num,):
+        raise ValueError(f"y must have shape ({num},) (one label per sample), got shape {tuple(y.shape)}")
+    y = jnp.asarray(y, dtype=jnp.float64)
+    if not bool(jnp.all(jnp.isfinite(y))):
+        raise ValueError("y must be finite, got non-finite entries")
+    return y
+
+
+def _preactivation(w, x):
+    """h = <w, x_b> for every sample: (..., n), (num, n) -> (..., num)."""
+    return jnp.einsum("bn,...n->...b", x, w)
+
+
+# -------------------------------------------------------------------------------------------------
+# App. C.1: the loss and its gradient on a batch
+# -------------------------------------------------------------------------------------------------
+@jax.jit
+def _mse_loss(w, x, y):
+    h = _preactivation(w, x)
+    return jnp.mean((y - jax.nn.relu(h)) ** 2, axis=-1)
+
+
+def mse_loss(w, x, y):
+    r"""Empirical MSE of the single ReLU neuron (paper Eq. (9), model M2, no ½ factor):
+
+    .. math:: \hat{\mathcal L}(w)=\frac1B\sum_{b=1}^B\bigl(y_b-\mathrm{ReLU}\langle w,x_b\rangle\bigr)^2 .
+
+    ``w`` (..., n), ``x`` (B, n), ``y`` (B,) → (...). Differentiable in ``w`` through
+    :func:`jax.grad` of the unvalidated core (``mse_loss.core``).
+    """
+    w = _weights(w)
+    x = _batch(x, w.shape[-1])
+    y = _labels(y, x.shape[0])
+    return _mse_loss(w, x, y)
+
+
+mse_loss.core = _mse_loss  # type: ignore[attr-defined]
+
+
+@jax.jit
+def _gradient_terms(w, x, y):
+    h = _preactivation(w, x)
+    gate = (h >= 0).astype(x.dtype)
+    num = x.shape[0]
+    label = jnp.einsum("...b,bn->...n", y * gate, x) / num
+    relu = jnp.einsum("...b,bn->...n", jax.nn.relu(h), x) / num
+    return label, relu
+
+
+class GradientTerms(NamedTuple):
+    r"""The two batch averages the MSE gradient splits into (App. C.1), each of shape ``(..., n)``.
+
+    ``label`` = :math:`\frac1B\sum_b y_b\,\mathbb 1(\langle w,x_b\rangle\ge0)\,x_b` (population:
+    :math:`\mathbb E[Y\mathbb 1(\langle w,X\rangle\ge0)X]`), ``relu`` =
+    :math:`\frac1B\sum_b\mathrm{ReLU}(\langle w,x_b\rangle)\,x_b` (population, by sign symmetry:
+    :math:`\tfrac12\mathbb E[XX^\top]w`). The gradient is ``-2 * label + 2 * relu``.
+    """
+
+    label: jax.Array
+    relu: jax.Array
+
+
+def gradient_terms(w, x, y) -> GradientTerms:
+    """The two terms of the batch gradient, :class:`GradientTerms` (shapes as :func:`mse_loss`)."""
+    w = _weights(w)
+    x = _batch(x, w.shape[-1])
+    y = _labels(y, x.shape[0])
+    return GradientTerms(*_gradient_terms(w, x, y))
+
+
+def mse_gradient(w, x, y):
+    r"""Chain-rule gradient of :func:`mse_loss` (App. C.1, before taking expectations):
+
+    .. math:: \nabla_w\hat{\mathcal L}=-\frac2B\sum_b\bigl(y_b-\mathrm{ReLU}\langle w,x_b\rangle\bigr)
+              \mathbb 1(\langle w,x_b\rangle\ge0)\,x_b ,
+
+    using the convention ReLU'(0) = 1 (the event :math:`\langle w,x_b\rangle=0` has probability 0 for
+    continuous data and generic ``w``). ``w`` (..., n), ``x`` (B, n), ``y`` (B,) → (..., n).
+    """
+    terms = gradient_terms(w, x, y)
+    return -2.0 * terms.label + 2.0 * terms.relu
+
+
+@jax.jit
+def _gated_mean(w, x):
+    gate = (_preactivation(w, x) >= 0).astype(x.dtype)
+    return jnp.einsum("...b,bn->...n", gate, x) / x.shape[0]
+
+
+def gated_mean(w, x):
+    r"""Monte Carlo estimate of :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)\,X]` (App. C.2).
+
+    ``w`` (..., n), ``x`` (B, n) samples of one class → (..., n). Lemma 3.1 approximates its
+    population value, for class-1 samples, by :math:`\tfrac12\varphi(\Sigma_1w/\sqrt{w^\top\Sigma_1w})`.
+    """
+    w = _weights(w)
+    x = _batch(x, w.shape[-1])
+    return _gated_mean(w, x)
+
+
+def gaussian_gated_mean(w, sigma):
+    r"""Exact :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)\,X]` for Gaussian :math:`X\sim\mathcal N(0,\Sigma)`:
+
+    .. math:: \mathbb E[\mathbb 1(\langle w,X\rangle\ge0)X]=\frac{\Sigma w}{\sqrt{2\pi\,w^\top\Sigma w}}
+
+    (Stein's lemma: :math:`\mathbb E[Xg(\langle w,X\rangle)]=\Sigma w\,\mathbb E[g'(\langle w,X\rangle)]` with
+    :math:`g=\mathbb 1(\cdot\ge0)`, :math:`g'=\delta_0`). Any positive-definite ``sigma`` (no unit-variance
+    requirement). ``w`` (..., n) non-zero, ``sigma`` (n, n) → (..., n).
+    """
+    w = _weights(w)
+    n = w.shape[-1]
+    sigma = v.float_array("sigma", sigma, ndim_min=2)
+    if tuple(sigma.shape) != (n, n):
+        raise ValueError(f"sigma must have shape ({n}, {n}) to match w, got shape {tuple(sigma.shape)}")
+    sigma = jnp.asarray(sigma, dtype=jnp.float64)
+    u = w @ sigma
+    q = jnp.sum(u * w, axis=-1, keepdims=True)
+    if not bool(jnp.all(q > 0)):
+        raise ValueError("w must satisfy w^T Sigma w > 0 (non-zero w, positive-definite sigma)")
+    return u / jnp.sqrt(2.0 * math.pi * q)
+
+
+# -------------------------------------------------------------------------------------------------
+# App. C.2: conditioning on one coordinate
+# -------------------------------------------------------------------------------------------------
+class GateEstimate(NamedTuple):
+    r"""Empirical :math:`P(\langle w,X\rangle\ge0\mid X_i\in\text{bin})` (float64 NumPy arrays, shape (bins,)).
+
+    ``x``: mean of :math:`X_i` in each bin (the atom itself for discrete marginals); ``prob``: fraction
+    of samples in the bin with :math:`\langle w,X\rangle\ge0`; ``count``: samples in the bin;
+    ``stderr``: binomial standard error :math:`\sqrt{p(1-p)/\text{count}}`.
+    """
+
+    x: np.ndarray
+    prob: np.ndarray
+    count: np.ndarray
+    stderr: np.ndarray
+
+
+def empirical_gate_probability(w, x, i, bins=20) -> GateEstimate:
+    r"""Measure :math:`P(\langle w,X\rangle\ge0\mid X_i)` from samples (the inner probability of App. C.2).
+
+    Parameters
+    ----------
+    w : (n,) weight vector.
+    x : (B, n) samples of one class.
+    i : the conditioning coordinate, ``0 <= i < n``.
+    bins : int >= 1. If :math:`X_i` takes at most ``bins`` distinct values in the batch (a discrete
+        marginal, e.g. Ising ±1) the samples are grouped by value, which makes the law of total
+        expectation hold *exactly* for the empirical measure; otherwise ``bins`` equal-count
+        (quantile) bins are used.
+
+    Returns a :class:`GateEstimate`. Pure measurement on concrete arrays (NumPy), no randomness.
+    """
+    w = np.asarray(_weights(w))
+    if w.ndim != 1:
+        raise ValueError(f"w must be a single weight vector of shape (n,), got shape {w.shape}")
+    x = np.asarray(_batch(x, w.shape[0]))
+    n = w.shape[0]
+    i = v.integer("i", i, minimum=0)
+    if i >= n:
+        raise ValueError(f"i must satisfy 0 <= i < n = {n}, got {i}")
+    bins = v.integer("bins", bins, minimum=1)
+    xi = x[:, i]
+    positive = (x @ w) >= 0
+    values = np.unique(xi)
+    if values.size <= bins:
+        index = np.searchsorted(values, xi)
+        nb = values.size
+    else:
+        edges = np.quantile(xi, np.linspace(0.0, 1.0, bins + 1))
+        index = np.clip(np.searchsorted(edges, xi, side="right") - 1, 0, bins - 1)
+        nb = bins
+    count = np.bincount(index, minlength=nb).astype(np.float64)
+    keep = count > 0
+    xsum = np.bincount(index, weights=xi, minlength=nb)
+    psum = np.bincount(index, weights=positive.astype(np.float64), minlength=nb)
+    count = count[keep]
+    xm = xsum[keep] / count
+    prob = psum[keep] / count
+    stderr = np.sqrt(prob * (1.0 - prob) / count)
+    return GateEstimate(xm, prob, count, stderr)
+
+
+def gaussian_gate_probability(w, sigma, i, x):
+    r"""Gaussian prediction of :math:`P(\langle w,X\rangle\ge0\mid X_i=x)` (App. C.2 under A1–A3):
+
+    .. math:: \tfrac12+\tfrac12\operatorname{erf}\Bigl(\frac{x\,\langle w,\sigma_i\rangle/\Sigma_{ii}}
+              {\sqrt{2\,(w^\top\Sigma w-\langle w,\sigma_i\rangle^2/\Sigma_{ii})}}\Bigr),
+
+    i.e. :math:`\langle w,X\rangle\mid X_i=x` treated as Gaussian with the conditional mean and
+    covariance of a Gaussian vector, :math:`\mathbb E[X\mid X_i=x]=x\sigma_i/\Sigma_{ii}` and
+    :math:`\mathrm{Cov}[X\mid X_i]=\Sigma-\sigma_i\sigma_i^\top/\Sigma_{ii}`. For unit variance
+    (:math:`\Sigma_{ii}=1`) these are the paper's A1 and A2. With :math:`a=\langle w,\sigma_i\rangle/\sqrt{w^\top\Sigma w}`
+    and unit variance the argument is :math:`x\,\mathrm{alg}^{-1}(a)/\sqrt2`.
+
+    ``w`` (n,), ``sigma`` (n, n) covariance of the class, ``i`` coordinate, ``x`` any shape → same
+    shape. ``w`` must not be parallel to :math:`\Sigma^{-1}\sigma_i` (then the conditional variance is 0).
+    """
+    w = _weights(w)
+    if w.ndim != 1:
+        raise ValueError(f"w must be a single weight vector of shape (n,), got shape {tuple(w.shape)}")
+    n = w.shape[0]
+    sigma = v.float_array("sigma", sigma, ndim_min=2)
+    if tuple(sigma.shape) != (n, n):
+        raise ValueError(f"sigma must have shape ({n}, {n}) to match w, got shape {tuple(sigma.shape)}")
+    sigma = jnp.asarray(sigma, dtype=jnp.float64)
+    i = v.integer("i", i, minimum=0)
+    if i >= n:
+        raise ValueError(f"i must satisfy 0 <= i < n = {n}, got {i}")
+    x = jnp.asarray(v.float_array("x", jnp.atleast_1d(jnp.asarray(x)), ndim_min=1), dtype=jnp.float64)
+    sii = sigma[i, i]
+    if not float(sii) > 0:
+        raise ValueError(f"sigma[i, i] must be positive, got {float(sii)}")
+    c = jnp.dot(w, sigma[i])
+    cond_var = jnp.dot(w, sigma @ w) - c**2 / sii
+    if not float(cond_var) > 1e-14 * float(jnp.dot(w, sigma @ w)):
+        raise ValueError(
+            "w gives zero conditional variance of <w, X> given X_i (w parallel to Sigma^-1 sigma_i); "
+            "the Gaussian approximation is degenerate"
+        )
+    return 0.5 + 0.5 * jax.scipy.special.erf(x * (c / sii) / jnp.sqrt(2.0 * cond_var))
+
+
+# -------------------------------------------------------------------------------------------------
+# App. B.1: phi against the linear reference
+# -------------------------------------------------------------------------------------------------
+def linear_deviation(phi, a):
+    r""":math:`\varphi(a)-\sqrt{2/\pi}\,a`: positive = super-linear, negative = sub-linear (paper §3.2).
+
+    ``phi`` a vectorised callable on [-1, 1] (e.g. ``theory.amplifier(marginal)``); ``a`` any shape in
+    [-1, 1] (checked) → same shape.
+    """
+    if not callable(phi):
+        raise TypeError(f"phi must be callable, got {type(phi).__name__}")
+    a = np.asarray(v.float_array("a", np.atleast_1d(np.asarray(a, dtype=np.float64))), dtype=np.float64)
+    if not np.all(np.isfinite(a)) or np.any(np.abs(a) > 1):
+        raise ValueError("a must be finite and lie in [-1, 1]")
+    return np.asarray(phi(jnp.asarray(a))) - _SQRT_2_OVER_PI * a
+
+
+def linear_crossings(phi, num=2001, tol=1e-12):
+    r"""Points :math:`a\in(0,1)` where φ crosses the linear reference :math:`\sqrt{2/\pi}\,a` (sign changes
+    of :func:`linear_deviation`).
+
+    The deviation is evaluated on ``num`` equally spaced points of :math:`(0,1)` (endpoints excluded);
+    each sign change is refined by bisection (``brentq``, absolute tolerance ``tol``). Returns a sorted
+    1-D NumPy array (empty if φ − linear keeps one sign on the grid). Since φ is odd, crossings in
+    :math:`(-1,0)` are the negatives of these.
+    """
+    if not callable(phi):
+        raise TypeError(f"phi must be callable, got {type(phi).__name__}")
+    num = v.integer("num", num, minimum=3)
+    tol = v.positive("tol", tol)
+    grid = np.linspace(0.0, 1.0, num + 2)[1:-1]
+    dev = linear_deviation(phi, grid)
+    sign = np.sign(dev)
+    roots = []
+    for k in np.nonzero(sign[:-1] * sign[1:] < 0)[0]:
+        f = lambda t: float(linear_deviation(phi, t)[0])  # noqa: E731
+        roots.append(brentq(f, grid[k], grid[k + 1], xtol=tol))
+    return np.asarray(roots, dtype=np.float64)
+
+
+def family_root(make_marginal: Callable, statistic: Callable, bracket, target: float = 0.0, tol: float = 1e-12):
+    r"""Parameter value p in ``bracket`` where ``statistic(make_marginal(p)) == target`` (Brent's method).
+
+    Example: the k of Kur(k) with zero excess kurtosis is
+    ``family_root(lambda k: data.Kur(1.0, k).marginal, lambda m: m.excess_kurtosis, (5, 7))``.
+    ``statistic(...) - target`` must change sign over the bracket (``ValueError`` otherwise).
+    """
+    if not callable(make_marginal):
+        raise TypeError(f"make_marginal must be callable, got {type(make_marginal).__name__}")
+    if not callable(statistic):
+        raise TypeError(f"statistic must be callable, got {type(statistic).__name__}")
+    if not (isinstance(bracket, (tuple, list)) and len(bracket) == 2):
+        raise ValueError(f"bracket must be a pair (low, high), got {bracket!r}")
+    lo = v.real_scalar("bracket[0]", bracket[0])
+    hi = v.real_scalar("bracket[1]", bracket[1])
+    if not lo < hi:
+        raise ValueError(f"bracket must satisfy low < high, got {bracket!r}")
+    target = v.real_scalar("target", target)
+    tol = v.positive("tol", tol)
+
+    def f(p):
+        return float(statistic(make_marginal(p))) - target
+
+    flo, fhi = f(lo), f(hi)
+    if not (math.isfinite(flo) and math.isfinite(fhi)) or flo * fhi > 0:
+        raise ValueError(
+            f"statistic - target must take finite values of opposite signs at the ends of bracket "
+            f"{bracket!r}, got {flo!r} and {fhi!r}"
+        )
+    return brentq(f, lo, hi, xtol=tol)
