@@ -1,0 +1,103 @@
+"""Gaussian clone of a data model: the same covariance, Gaussian marginals.
+
+Research notes 001 (Sec. 2, "Conclusion") recall that a network trained on a *Gaussian* with the
+covariance of the non-Gaussian data does not localize: second-order statistics
+alone cannot explain localization (Ingrosso & Goldt, PNAS 2022). ``GaussianClone(model)`` is that control,
+
+    X ~ N(0, Σ),   Σ = model.covariance(n)   (the source's exact covariance, float64),
+
+so it has exactly the source's second-order statistics (and unit marginal variance, because every
+source model has it) but standard normal marginals (excess kurtosis 0). It follows the data-model
+interface of :mod:`localization.data` (a ``data.DataModel``: ``sample``, ``marginal``,
+``covariance``, ``name``), so it can be used in ``data.LengthscaleTask`` and passed through ``jit``.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import data as _data
+from ._marginals import GaussianMarginal
+
+__all__ = ["GaussianClone"]
+
+
+@functools.lru_cache(maxsize=64)
+def _root(source, shape: tuple[int, ...]) -> np.ndarray:
+    """Symmetric PSD square root of the source covariance (eigenvalues clipped at 0), float64."""
+    cov = np.asarray(source.covariance(shape if len(shape) > 1 else shape[0]), dtype=np.float64)
+    cov = 0.5 * (cov + cov.T)
+    lam, vec = np.linalg.eigh(cov)
+    root = (vec * np.sqrt(np.clip(lam, 0.0, None))) @ vec.T
+    root = 0.5 * (root + root.T)
+    root.setflags(write=False)
+    return root
+
+
+@dataclass(frozen=True)
+class GaussianClone(_data.DataModel):
+    """Centred Gaussian with the exact covariance of ``source`` (a data model).
+
+    Attributes:
+        source: a data model (``data.DataModel``, e.g. ``data.NLGP(xi, gain)``) whose exact
+            ``covariance(n)`` the clone copies. It must be hashable with concrete parameters
+            (frozen dataclasses are); the clone is a JAX pytree with ``source`` as static data.
+    """
+
+    source: Any
+
+    def __post_init__(self):
+        if not isinstance(self.source, _data.DataModel):
+            raise TypeError(
+                f"source must be a data model (e.g. data.NLGP(xi, gain)), got {type(self.source).__name__}"
+            )
+        try:
+            hash(self.source)
+        except TypeError:
+            raise TypeError(f"source must be hashable (concrete parameters), got {self.source!r}") from None
+
+    @property
+    def name(self) -> str:
+        return f"GaussianClone({self.source.name})"
+
+    @property
+    def lengthscale(self):
+        """The source's length-scale (so ``LengthscaleTask`` can check the order of two clones)."""
+        return getattr(self.source, "lengthscale", None)
+
+    @property
+    def marginal(self) -> GaussianMarginal:
+        """Standard normal: the clone has the source's unit marginal variance but Gaussian marginals."""
+        return GaussianMarginal()
+
+    def _check_shape(self, shape):
+        self.source._check_shape(shape)
+
+    def _covariance(self, shape) -> np.ndarray:
+        """The source's exact covariance, float64 (N, N), N = prod(n)."""
+        return np.array(self.source.covariance(shape if len(shape) > 1 else shape[0]), dtype=np.float64)
+
+    def _sample(self, key, num, shape, dtype):
+        """``num`` draws, shape (num, N): ``G @ Σ^{1/2}`` with G standard normal (Σ^{1/2} symmetric)."""
+        root = _root(self.source, shape)
+        g = jax.random.normal(key, (num, root.shape[0]), dtype)
+        return g @ jnp.asarray(root, dtype)
+
+
+jax.tree_util.register_pytree_node(
+    GaussianClone,
+    lambda c: ((), (c.source,)),
+    lambda aux, children: _unflatten(aux),
+)
+
+
+def _unflatten(aux):
+    obj = object.__new__(GaussianClone)
+    object.__setattr__(obj, "source", aux[0])
+    return obj
