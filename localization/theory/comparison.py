@@ -30,6 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from localization import _validation as v
+from localization._prng import splitmix_key
 
 __all__ = [
     "normalized_distance",
@@ -326,14 +327,12 @@ def monte_carlo_drift(key, task, w, *, num, chunks=16, n=None):
     r"""Estimate :math:`-\nabla\mathcal L(w)` — the drift of SGD per unit time — from ``num`` examples.
 
     The examples are drawn from ``task`` in ``chunks`` independent batches of ``num // chunks``
-    (keys ``fold_in(key, c)``, float64, random bits as in ``train_online``); on each batch the gradient of the batch loss
-    ``train.mse`` (paper Eq. (9), no ½) is taken by autodiff — exactly the gradient an SGD step with
-    that batch uses — and the chunk gradients are averaged. The standard error of each entry is
+    (keys ``fold_in(key, c)``, float64, SplitMix64 random bits as in ``train_online``'s default); on
+    each batch the gradient of the batch loss (as ``train.mse``: paper Eq. (9), no ½) is taken by
+    autodiff — exactly the gradient an SGD step with that batch uses — and the chunk gradients are
+    averaged. The standard error of each entry is
     the spread over chunks divided by :math:`\sqrt{\text{chunks}}`. ``w`` has shape ``(n,)``.
     """
-
-    from localization import train
-
     key = v.key("key", key)
     num = v.integer("num", num, minimum=4)
     chunks = v.integer("chunks", chunks, minimum=2)
@@ -350,28 +349,35 @@ def monte_carlo_drift(key, task, w, *, num, chunks=16, n=None):
     if not callable(getattr(task, "sample", None)):
         raise TypeError(f"task must have a sample method (a data.LengthscaleTask), got {type(task).__name__}")
     m = num // chunks
-    dyn, static = train._split_task(task)
-    key = train._prepare_key(key, "splitmix")  # same fast bit generator as train_online
-    g = np.asarray(_drift_chunks(key, dyn, static, jnp.asarray(w), m=m, chunks=chunks, n=n))
+    key = splitmix_key(key)  # the same fast bit generator as train_online's default (prng="splitmix")
+    g = np.asarray(_drift_chunks(key, task, jnp.asarray(w), m=m, chunks=chunks, n=n))
     return MonteCarloDrift(g.mean(0), g.std(0, ddof=1) / math.sqrt(chunks), m * chunks)
 
 
-def _drift_chunks_core(key, task, static_task, w, *, m, chunks, n):
-    """(chunks, n) negative batch gradients of the MSE, one per independent batch of m examples."""
-    from localization import train
+def _drift_chunks(key, task, w, *, m, chunks, n):
+    """(chunks, n) negative batch gradients of the MSE, one per independent batch of m examples.
 
-    task = train._unbox(static_task) if static_task is not None else task
+    The task is closed over (compiled once per call; the chapter calls this once per task). Only
+    public library functions are used: ``task.sample`` and ``models.relu_neuron`` (paper M2), with
+    the batch loss of paper Eq. (9) (mean squared error, no ½) — the loss ``train`` differentiates.
+    """
+    from localization import models
 
-    def one(c):
-        x, y = task.sample(jax.random.fold_in(key, c), m, n, jnp.float64)
-        x = jnp.asarray(x, jnp.float64)
-        y = jnp.asarray(y, jnp.float64)
-        return -jax.grad(lambda u: train._loss(u, x, y, "neuron", "relu"))(w)
+    def loss(u, x, y):
+        r = y - models.relu_neuron(u, x)
+        return jnp.mean(r * r)
 
-    return jax.lax.map(one, jnp.arange(chunks))
+    @jax.jit
+    def run(k, u):
+        def one(c):
+            x, y = task.sample(jax.random.fold_in(k, c), m, n, jnp.float64)
+            x = jnp.asarray(x, jnp.float64)
+            y = jnp.asarray(y, jnp.float64)
+            return -jax.grad(loss)(u, x, y)
 
+        return jax.lax.map(one, jnp.arange(chunks))
 
-_drift_chunks = jax.jit(_drift_chunks_core, static_argnames=("static_task", "m", "chunks", "n"))
+    return run(key, w)
 
 
 # -------------------------------------------------------------------------------------------------
