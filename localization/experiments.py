@@ -1,0 +1,464 @@
+r"""Experiments of the chapter *Localization in simulation* (paper Section 4.1, Fig. 5), as one-call,
+vectorised sweeps.
+
+The paper validates Claim 3.2 (the sign of the marginals' excess kurtosis decides whether the single
+ReLU neuron (M2) localizes) by training M2 from 30 initialisations for every value of a family
+parameter — the NLGP gain ``g`` and the Kur exponent ``k`` — and plotting the final inverse
+participation ratio (IPR, paper App. A.3) against the excess kurtosis of the marginals (Fig. 5).
+
+* :func:`ipr_sweep` — train M2 on a list of tasks that differ only in array-valued parameters
+  (``vmap`` over the tasks, and over the initialisations, one ``jit``) and return the IPR along the
+  trajectories together with the *exact* excess kurtosis of every task's marginal.
+* :func:`fig5` — paper Fig. 5: one :func:`ipr_sweep` per family (NLGP, Kur); its defaults
+  (:data:`PAPER_FIG5`) are the paper's settings, ``benchmarks/bench.py`` runs it at that scale.
+* :func:`phase_diagram` — beyond the paper: final IPR over (excess kurtosis of Kur(k)) ×
+  (length-scale ratio ξ₁/ξ₀), in a single vmapped sweep. The length-scale is a static (compile-time)
+  field of the data models, so the sweep uses :class:`RootedKur`, a Kur model that carries its
+  covariance root as an array leaf (same samples as ``data.Kur`` for the same key).
+* :func:`settling_step` — the first checkpoint after which an IPR curve stays within a tolerance of
+  its final value (used to choose and justify the number of SGD steps).
+* :func:`family_task` — the length-scale task of a named family at one parameter value (for widgets).
+
+Conventions: loss paper Eq. (9) without ½, plain SGD, time ``t = steps × lr`` (see
+:mod:`localization.train`). Simulations run in ``dtype`` (float32 by default); IPR and kurtosis
+values are returned as float64 NumPy arrays.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from localization import _validation as v
+from localization import data as _data
+from localization import metrics as _metrics
+from localization import models as _models
+from localization import train as _train
+from localization._covariance import axis_sqrt as _axis_sqrt
+from localization._marginals import kur_transform as _kur_transform
+from localization.clone import GaussianClone
+
+__all__ = [
+    "Fig5Settings",
+    "PAPER_FIG5",
+    "IPRSweep",
+    "Fig5Result",
+    "PhaseDiagram",
+    "RootedKur",
+    "FAMILIES",
+    "init_neurons",
+    "ipr_sweep",
+    "fig5",
+    "phase_diagram",
+    "fig5_table",
+    "settling_step",
+    "family_task",
+]
+
+#: Paper Fig. 5 exponents k of Kur(k) (reference settings).
+PAPER_KS = (4.1, 4.3, 4.5, 4.74, 5.0, 5.4, 6.1, 7.7, 10.0, 50.0)
+#: Paper Fig. 5 gains g of NLGP(g): logspace(-1, 1, 10).
+PAPER_GAINS = tuple(float(g) for g in np.logspace(-1.0, 1.0, 10))
+
+
+@dataclass(frozen=True)
+class Fig5Settings:
+    """Settings of the IPR-vs-excess-kurtosis sweep (paper Section 4.1, Fig. 5).
+
+    Attributes
+    ----------
+    n : input size N.
+    xi : (ξ₀, ξ₁) length-scales of the two classes (y = 1 for ξ₁ > ξ₀).
+    gains : NLGP gains g. ks : Kur exponents k (> 2).
+    inits : initialisations per parameter value. init_scale : variance multiplier of the Xavier
+        initialisation (:func:`localization.models.init_weights`).
+    lr : learning rate. batch : examples per SGD step. steps : SGD steps (time ``steps × lr``).
+    checkpoints : number of evenly spaced checkpoints (IPR is recorded there).
+    balanced : exactly half of every batch per class (see :func:`localization.train.train_online`).
+    """
+
+    n: int = 40
+    xi: tuple[float, float] = (0.3, 0.7)
+    gains: tuple[float, ...] = PAPER_GAINS
+    ks: tuple[float, ...] = PAPER_KS
+    inits: int = 30
+    init_scale: float = 1e-3
+    lr: float = 0.1
+    batch: int = 5000
+    steps: int = 10_000
+    checkpoints: int = 41
+    balanced: bool = True
+
+    def replace(self, **changes) -> "Fig5Settings":
+        """A copy with some fields changed (``dataclasses.replace``)."""
+        return dataclasses.replace(self, **changes)
+
+
+#: The paper's settings for Fig. 5 (K = 1, lr 0.1, batch 5000, 10 000 steps, 30 initialisations).
+PAPER_FIG5 = Fig5Settings()
+
+
+class IPRSweep(NamedTuple):
+    """IPR of M2 trained on P tasks from I initialisations, recorded at C checkpoints.
+
+    Attributes
+    ----------
+    params : (P,) family parameter of each task (gain, k, ...), float64 (NaN if not given).
+    excess_kurtosis : (P,) exact excess kurtosis of the class-1 marginal (``inf`` where divergent).
+    times : (C,) checkpoint times ``steps × lr``. steps : (C,) checkpoint step indices.
+    ipr : (P, I, C) float64 IPR along the trajectories.
+    weights : (P, I, N) final weights (float64 copy).
+    path : (P, I, C, N) weights at every checkpoint (float64), or ``None`` unless requested with
+        ``keep_weights=True``.
+    """
+
+    params: np.ndarray
+    excess_kurtosis: np.ndarray
+    times: np.ndarray
+    steps: np.ndarray
+    ipr: np.ndarray
+    weights: np.ndarray
+    path: Any = None
+
+    @property
+    def final_ipr(self) -> np.ndarray:
+        """(P, I) IPR at the last checkpoint."""
+        return self.ipr[..., -1]
+
+    @property
+    def mean(self) -> np.ndarray:
+        """(P,) mean final IPR over initialisations."""
+        return self.final_ipr.mean(axis=-1)
+
+    @property
+    def std(self) -> np.ndarray:
+        """(P,) standard deviation (ddof = 0) of the final IPR over initialisations."""
+        return self.final_ipr.std(axis=-1)
+
+
+class Fig5Result(NamedTuple):
+    """Paper Fig. 5: one :class:`IPRSweep` per family and the settings used."""
+
+    nlgp: IPRSweep
+    kur: IPRSweep
+    settings: Fig5Settings
+
+
+class PhaseDiagram(NamedTuple):
+    """Final IPR over Kur(k) × length-scale ratio.
+
+    Attributes
+    ----------
+    ks : (K,) exponents; excess_kurtosis : (K,) exact excess kurtosis of Kur(k).
+    ratios : (R,) length-scale ratios ξ₁/ξ₀; xi0 : ξ₀.
+    ipr : (R, K, I) final IPR; times : (C,) checkpoint times; ipr_path : (R, K, I, C).
+    """
+
+    ks: np.ndarray
+    excess_kurtosis: np.ndarray
+    ratios: np.ndarray
+    xi0: float
+    ipr: np.ndarray
+    times: np.ndarray
+    ipr_path: np.ndarray
+
+    @property
+    def mean(self) -> np.ndarray:
+        """(R, K) mean final IPR over initialisations."""
+        return self.ipr.mean(axis=-1)
+
+
+# -------------------------------------------------------------------------------------------------
+# a Kur model whose covariance root is an array leaf (so the length-scale can be vmapped)
+# -------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RootedKur(_data.DataModel):
+    """Kur(k) with the latent covariance given by its symmetric root ``root`` (N, N) instead of ξ.
+
+    ``RootedKur.of(xi, k, n)`` samples exactly what ``data.Kur(xi, k)`` samples for the same key
+    (the latent Gaussian is ``normal(key, (num, N)) @ root`` with ``root = data.covariance_sqrt(xi, n)``,
+    then the copula map of paper Eq. (4)). Both ``root`` and ``k`` are pytree leaves, so a stack of
+    these models with different length-scales can be trained in one ``vmap``
+    (:func:`localization.train.train_sweep`). 1-D inputs only.
+
+    Attributes
+    ----------
+    root : (N, N) symmetric PSD root of the latent covariance. k : Kur exponent (> 2).
+    xi : the length-scale the root was built from (NaN if unknown; used by ``covariance``).
+    All three are pytree leaves.
+    """
+
+    root: Any
+    k: Any
+    xi: Any = math.nan
+
+    @classmethod
+    def of(cls, xi, k, n: int) -> "RootedKur":
+        """The rooted version of ``data.Kur(xi, k)`` on ``n`` sites."""
+        xi = v.positive("xi", xi)
+        n = v.integer("n", n, 2)
+        _data.Kur(xi=xi, k=k)  # validates k
+        return cls(root=np.asarray(_axis_sqrt(xi, n), dtype=np.float64), k=float(k), xi=xi)
+
+    @property
+    def lengthscale(self):
+        return self.xi
+
+    @property
+    def marginal(self):
+        return _data.Kur(xi=1.0, k=float(self.k)).marginal
+
+    def _check_shape(self, shape):
+        N = int(np.shape(self.root)[-1])
+        if shape != (N,):
+            raise ValueError(f"n must be {N} (the size of root) for RootedKur, got {shape}")
+
+    def _sample(self, key, num, shape, dtype):
+        g = jax.random.normal(key, (num, shape[0]), dtype)
+        z = g @ jnp.asarray(self.root, dtype)
+        return _kur_transform(z, jnp.asarray(self.k, dtype))
+
+    def _covariance(self, shape):
+        xi = float(self.xi)
+        if not math.isfinite(xi):
+            raise ValueError("covariance needs the length-scale xi of a RootedKur built with RootedKur.of")
+        return _data.Kur(xi=xi, k=float(self.k)).covariance(shape[0])
+
+
+jax.tree_util.register_pytree_node(
+    RootedKur,
+    lambda m: ((m.root, m.k, m.xi), None),
+    lambda _, ch: _unflatten_rooted(ch),
+)
+
+
+def _unflatten_rooted(children):
+    obj = object.__new__(RootedKur)
+    for name, value in zip(("root", "k", "xi"), children):
+        object.__setattr__(obj, name, value)
+    return obj
+
+
+# -------------------------------------------------------------------------------------------------
+# helpers
+# -------------------------------------------------------------------------------------------------
+def init_neurons(key, inits: int, n: int, init_scale: float = 1e-3, dtype=jnp.float32):
+    """(inits, n) initial weights of M2: Xavier-normal × sqrt(init_scale) (paper reference settings)."""
+    inits = v.integer("inits", inits, 1)
+    n = v.integer("n", n, 2)
+    return _models.init_weights(key, n, init_scale, num=inits, dtype=dtype)
+
+
+def _excess_kurtosis(task) -> float:
+    return float(task.model1.marginal.excess_kurtosis)
+
+
+def ipr_sweep(
+    key,
+    tasks: Sequence[Any],
+    *,
+    params: Sequence[float] | None = None,
+    n: int = 40,
+    inits: int = 30,
+    init_scale: float = 1e-3,
+    lr: float = 0.1,
+    batch: int = 5000,
+    steps: int = 10_000,
+    checkpoints=41,
+    balanced: bool = True,
+    dtype=jnp.float32,
+    keep_weights: bool = False,
+) -> IPRSweep:
+    """Train M2 (paper model M2, ReLU neuron without bias) on every task at once and record its IPR.
+
+    One :func:`localization.train.train_sweep` call: ``vmap`` over the tasks (which must share one
+    pytree structure, e.g. NLGP tasks at the same length-scales and different gains; a single task
+    goes through :func:`localization.train.train_online` with the same data stream) and over
+    ``inits`` initialisations (the same initial weights for every task, drawn from ``key``), with a
+    common data stream (common random numbers across tasks).
+
+    Parameters
+    ----------
+    key : JAX PRNG key; split into an initialisation key and a data key.
+    tasks : sequence of P ``data.LengthscaleTask``-like pytrees with numeric leaves.
+    params : optional (P,) family parameter values, stored in the result (NaN if omitted).
+    n, inits, init_scale, lr, batch, steps, checkpoints, balanced, dtype : as in
+        :func:`localization.train.train_sweep` / :class:`Fig5Settings`.
+    keep_weights : also return the weights at every checkpoint (``IPRSweep.path``).
+
+    Returns
+    -------
+    :class:`IPRSweep` with ``ipr`` (P, inits, C) and the exact excess kurtosis of each task's class-1
+    marginal (the two classes share their marginal in the paper's tasks).
+    """
+    key = v.key("key", key)
+    if isinstance(tasks, (str, bytes)) or not isinstance(tasks, Sequence) or len(tasks) == 0:
+        raise TypeError(f"tasks must be a non-empty sequence of tasks, got {tasks!r}")
+    if not isinstance(keep_weights, bool):
+        raise TypeError(f"keep_weights must be a bool, got {keep_weights!r}")
+    P = len(tasks)
+    if params is None:
+        par = np.full(P, np.nan)
+    else:
+        par = np.asarray([v.real_scalar(f"params[{i}]", p) for i, p in enumerate(params)], dtype=np.float64)
+        if par.shape != (P,):
+            raise ValueError(f"params must have one value per task (length {P}), got length {par.size}")
+    k_init, k_data = jax.random.split(key)
+    w0 = init_neurons(k_init, inits, n, init_scale, dtype)
+    kw = dict(lr=lr, batch=batch, steps=steps, checkpoints=checkpoints, n=n, balanced=balanced, dtype=dtype)
+    if P == 1:  # also serves tasks without array leaves (e.g. Gaussian clones); same data stream
+        traj = _train.train_online(k_data, tasks[0], w0, **kw)
+        w = np.asarray(traj.weights, dtype=np.float64)[None]
+    else:
+        traj = _train.train_sweep(k_data, list(tasks), w0, **kw)
+        w = np.asarray(traj.weights, dtype=np.float64)  # (P, I, C, N)
+    ipr = np.asarray(_metrics.ipr(w), dtype=np.float64)
+    exk = np.array([_excess_kurtosis(t) for t in tasks], dtype=np.float64)
+    return IPRSweep(
+        params=par, excess_kurtosis=exk, times=np.asarray(traj.times), steps=np.asarray(traj.steps),
+        ipr=ipr, weights=w[:, :, -1, :], path=w if keep_weights else None,
+    )
+
+
+def fig5(key, settings: Fig5Settings = PAPER_FIG5, *, dtype=jnp.float32) -> Fig5Result:
+    """Paper Fig. 5: IPR of M2 vs the exact excess kurtosis for NLGP(g) and Kur(k).
+
+    One vectorised :func:`ipr_sweep` per family (the families have different pytree structures),
+    with the same key, hence the same initialisations, for both. ``settings`` defaults to the paper's
+    (:data:`PAPER_FIG5`); pass ``PAPER_FIG5.replace(batch=..., steps=...)`` for a reduced run.
+    """
+    key = v.key("key", key)
+    if not isinstance(settings, Fig5Settings):
+        raise TypeError(f"settings must be a Fig5Settings, got {type(settings).__name__}")
+    xi0, xi1 = (v.positive("settings.xi[0]", settings.xi[0]), v.positive("settings.xi[1]", settings.xi[1]))
+    if not xi1 > xi0:
+        raise ValueError(f"settings.xi must be (xi0, xi1) with xi1 > xi0, got {settings.xi}")
+    if len(settings.gains) == 0 or len(settings.ks) == 0:
+        raise ValueError("settings.gains and settings.ks must be non-empty")
+    common = dict(
+        n=settings.n, inits=settings.inits, init_scale=settings.init_scale, lr=settings.lr,
+        batch=settings.batch, steps=settings.steps, checkpoints=settings.checkpoints,
+        balanced=settings.balanced, dtype=dtype,
+    )
+    nlgp_tasks = [_data.LengthscaleTask.of(_data.NLGP, xi=(xi0, xi1), gain=float(g)) for g in settings.gains]
+    kur_tasks = [_data.LengthscaleTask.of(_data.Kur, xi=(xi0, xi1), k=float(k)) for k in settings.ks]
+    nlgp = ipr_sweep(key, nlgp_tasks, params=settings.gains, **common)
+    kur = ipr_sweep(key, kur_tasks, params=settings.ks, **common)
+    return Fig5Result(nlgp=nlgp, kur=kur, settings=settings)
+
+
+def fig5_table(result: Fig5Result) -> list[dict]:
+    """Rows (family, parameter, excess_kurtosis, mean, std) of a :class:`Fig5Result`, NLGP then Kur.
+
+    ``mean``/``std`` are over initialisations of the final IPR. For printing (the chapter's table,
+    ``benchmarks/bench.py``)."""
+    if not isinstance(result, Fig5Result):
+        raise TypeError(f"result must be a Fig5Result, got {type(result).__name__}")
+    rows = []
+    for family, sweep in (("NLGP", result.nlgp), ("Kur", result.kur)):
+        for p, e, m, s in zip(sweep.params, sweep.excess_kurtosis, sweep.mean, sweep.std):
+            rows.append(dict(family=family, parameter=float(p), excess_kurtosis=float(e), mean=float(m), std=float(s)))
+    return rows
+
+
+def phase_diagram(
+    key,
+    ks: Sequence[float],
+    ratios: Sequence[float],
+    *,
+    xi0: float = 0.3,
+    n: int = 40,
+    inits: int = 8,
+    init_scale: float = 1e-3,
+    lr: float = 0.1,
+    batch: int = 1000,
+    steps: int = 3000,
+    checkpoints=11,
+    balanced: bool = True,
+    dtype=jnp.float32,
+) -> PhaseDiagram:
+    """Final IPR of M2 over Kur(k) exponents × length-scale ratios ξ₁/ξ₀, in one vmapped sweep.
+
+    Every (ratio, k) pair is one task ``Kur(ξ₀, k)`` vs ``Kur(ratio·ξ₀, k)``; all R·K tasks are stacked
+    (:class:`RootedKur` carries the covariance root as an array) and trained with a single
+    :func:`localization.train.train_sweep` call.
+
+    Returns
+    -------
+    :class:`PhaseDiagram` with ``ipr`` (R, K, inits).
+    """
+    key = v.key("key", key)
+    ks = [v.real_scalar(f"ks[{i}]", k) for i, k in enumerate(ks)]
+    ratios = [v.real_scalar(f"ratios[{i}]", r) for i, r in enumerate(ratios)]
+    if not ks or not ratios:
+        raise ValueError("ks and ratios must be non-empty")
+    for i, r in enumerate(ratios):
+        if not r > 1:
+            raise ValueError(f"ratios[{i}] must be > 1 (xi1 = ratio * xi0 is the longer length-scale), got {r}")
+    xi0 = v.positive("xi0", xi0)
+    n = v.integer("n", n, 2)
+    tasks = [
+        _data.LengthscaleTask(RootedKur.of(xi0, k, n), RootedKur.of(r * xi0, k, n)) for r in ratios for k in ks
+    ]
+    sweep = ipr_sweep(
+        key, tasks, n=n, inits=inits, init_scale=init_scale, lr=lr, batch=batch, steps=steps,
+        checkpoints=checkpoints, balanced=balanced, dtype=dtype,
+    )
+    R, K = len(ratios), len(ks)
+    path = sweep.ipr.reshape(R, K, inits, -1)
+    return PhaseDiagram(
+        ks=np.asarray(ks), excess_kurtosis=sweep.excess_kurtosis[:K].copy(), ratios=np.asarray(ratios),
+        xi0=xi0, ipr=path[..., -1], times=sweep.times, ipr_path=path,
+    )
+
+
+def settling_step(curve, tol: float) -> int:
+    """Index of the first checkpoint from which ``curve`` (C,) stays within ``tol`` of its last value.
+
+    Returns ``C - 1`` when only the last point qualifies (not settled before the end).
+    """
+    curve = np.asarray(v.float_array("curve", curve, ndim_min=1), dtype=np.float64)
+    if curve.ndim != 1:
+        raise ValueError(f"curve must be 1-D, got shape {curve.shape}")
+    tol = v.positive("tol", tol)
+    outside = np.abs(curve - curve[-1]) > tol
+    idx = np.nonzero(outside)[0]
+    return 0 if idx.size == 0 else int(idx[-1] + 1)
+
+
+#: Families offered by :func:`family_task` (parameter meaning in brackets).
+FAMILIES = {
+    "NLGP": "gain g",
+    "Kur": "exponent k",
+    "Ising": "coupling J1 (J0 = 0.3)",
+    "Gaussian clone of NLGP": "gain g of the cloned NLGP",
+}
+
+
+def family_task(family: str, param: float, xi=(1.0, 3.0)):
+    """The length-scale task of ``family`` at parameter ``param`` (see :data:`FAMILIES`).
+
+    NLGP(g) and Kur(k) use length-scales ``xi``; Ising uses couplings (0.3, ``param``); the Gaussian
+    clone copies the exact covariances of NLGP(ξ_y, g) with Gaussian marginals.
+    """
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {tuple(FAMILIES)}, got {family!r}")
+    param = v.real_scalar("param", param)
+    xi0, xi1 = xi
+    if family == "NLGP":
+        return _data.LengthscaleTask.of(_data.NLGP, xi=(xi0, xi1), gain=param)
+    if family == "Kur":
+        return _data.LengthscaleTask.of(_data.Kur, xi=(xi0, xi1), k=param)
+    if family == "Ising":
+        if not param > 0.3:
+            raise ValueError(f"param (J1) must be > J0 = 0.3 for Ising, got {param}")
+        return _data.LengthscaleTask.of(_data.Ising, J=(0.3, param))
+    return _data.LengthscaleTask(
+        GaussianClone(_data.NLGP(xi=xi0, gain=param)), GaussianClone(_data.NLGP(xi=xi1, gain=param))
+    )
