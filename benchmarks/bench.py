@@ -1,0 +1,249 @@
+"""Training benchmarks (not a test; run by hand, sparingly — the machine's cores are shared):
+
+    .venv/bin/python benchmarks/bench.py                 # (a) Fig. 3 training, (b) Ising sampler, (c) Fig. 5 sweep
+    .venv/bin/python benchmarks/bench.py --only a        # one section
+    .venv/bin/python benchmarks/bench.py --investigate   # per-step cost breakdown (key impls, erf, matmul)
+
+(a) Paper Fig. 3 configuration: NLGP(g = 100), L = 40, xi = (1, 3), online SGD with a fresh batch of
+    10 000 per step, lr 0.05, 2000 steps; wall time *including compilation* for 1 and for 30
+    initialisations (the same data stream), examples×steps per second, and the training FLOPs as
+    a fraction of this machine's float32 matmul rate measured in the same run.
+(b) Exact Ising sampler (transfer matrices), samples/s at N = 40.
+(c) Paper Fig. 5 at paper scale: NLGP gains logspace(-1, 1, 10) and Kur k in the paper's list,
+    xi = (0.3, 0.7), K = 1, lr 0.1, batch 5000, 30 initialisations; IPR at checkpoints, the number
+    of steps after which the mean IPR has settled, and the wall time.
+
+Wall times are for this 2-core machine *while other people's jobs run on it*; the CPU time of this
+process (``cpu``) is printed beside the wall time as a load indicator (XLA runs these programs on
+about one core, so cpu/wall well below 1 means we were waiting for a core).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import localization  # noqa: F401  (x64 on)
+from localization import data, metrics, models, train
+from localization._prng import splitmix_key
+
+
+def _timed(fn):
+    w0, c0 = time.perf_counter(), time.process_time()
+    out = fn()
+    jax.block_until_ready(out)
+    return out, time.perf_counter() - w0, time.process_time() - c0
+
+
+def matmul_gflops(size: int = 2048, reps: int = 5) -> float:
+    a = jax.random.normal(jax.random.key(0), (size, size), jnp.float32)
+    f = jax.jit(lambda a: a @ a)
+    jax.block_until_ready(f(a))
+    best = np.inf
+    for _ in range(reps):
+        _, dt, _ = _timed(lambda: f(a))
+        best = min(best, dt)
+    return 2 * size**3 / best / 1e9
+
+
+def section_a(peak: float, variants):
+    print("\n(a) Fig. 3 configuration: NLGP g=100, L=40, xi=(1,3), batch 10000, lr 0.05, 2000 steps")
+    L, B, S, lr = 40, 10_000, 2000, 0.05
+    task = data.LengthscaleTask.of(data.NLGP, xi=(1.0, 3.0), gain=100.0)
+    w0 = models.init_weights(jax.random.key(1), L, 0.001, num=30)
+    # FLOPs per step: model forward x@w (2BN per init) and backward x^T r (2BN per init); the data
+    # sampler multiplies by the covariance root of each class (2 B N^2 each; LengthscaleTask draws
+    # both classes and selects per example; balanced=True draws B/2 of each).
+    for prng, balanced in variants:
+        sample_flops = (2 if not balanced else 1) * 2 * B * L * L
+        for I in (1, 30):
+            jax.clear_caches()
+            w = w0[0] if I == 1 else w0
+            run = lambda: train.train_online(  # noqa: E731
+                jax.random.key(0), task, w, lr=lr, batch=B, steps=S, checkpoints=21, prng=prng, balanced=balanced
+            ).weights
+            _, wall, cpu = _timed(run)
+            _, wall2, cpu2 = _timed(run)  # cached executable: pure run time
+            model_flops = 4 * B * L * I * S
+            total = model_flops + sample_flops * S
+            print(
+                f"  prng={prng:8s} balanced={str(balanced):5s} inits={I:2d}: wall {wall:6.2f} s incl. compile "
+                f"(cpu {cpu:5.2f} s); rerun {wall2:5.2f} s (cpu {cpu2:5.2f}); "
+                f"{B * S / wall2 / 1e6:5.2f} M examples*steps/s; "
+                f"model FLOPs {model_flops / wall2 / 1e9:5.2f} GFLOP/s = {100 * model_flops / wall2 / 1e9 / peak:4.1f} % "
+                f"of matmul peak (incl. sampling matmuls {100 * total / wall2 / 1e9 / peak:4.1f} %)",
+                flush=True,
+            )
+
+
+def section_b():
+    print("\n(b) exact Ising sampler (transfer matrices), N = 40")
+    num, reps = 10_000, 20
+    for J in (0.3, 0.7):
+        m = data.Ising(J)
+        for prng in ("splitmix", "key"):
+            key = jax.random.key(0)
+            key = splitmix_key(key) if prng == "splitmix" else key
+
+            @jax.jit
+            def many(key):
+                def body(c, t):
+                    return c + jnp.sum(m.sample(jax.random.fold_in(key, t), num, 40, jnp.float32)), None
+
+                return jax.lax.scan(body, jnp.zeros((), jnp.float32), jnp.arange(reps))[0]
+
+            jax.block_until_ready(many(key))
+            _, wall, cpu = _timed(lambda: many(key))
+            print(f"  J={J}: prng={prng:8s} {num * reps / wall / 1e6:6.2f} M samples/s (cpu {cpu / wall:4.2f} of wall)")
+
+
+KUR_K = (4.1, 4.3, 4.5, 4.74, 5.0, 5.4, 6.1, 7.7, 10.0, 50.0)
+GAINS = tuple(float(g) for g in np.logspace(-1, 1, 10))
+
+
+def section_c(steps: int, every: int, tol: float):
+    print(f"\n(c) Fig. 5 at paper scale: 2 families x 10 values x 30 inits, K=1, lr 0.1, batch 5000, {steps} steps")
+    xi = (0.3, 0.7)
+    L, B, lr = 40, 5000, 0.1
+    w0 = models.init_weights(jax.random.key(3), L, 0.001, num=30)
+    fams = {
+        "NLGP": [data.LengthscaleTask.of(data.NLGP, xi=xi, gain=g) for g in GAINS],
+        "Kur": [data.LengthscaleTask.of(data.Kur, xi=xi, k=k) for k in KUR_K],
+    }
+    ck = np.arange(0, steps + 1, every)
+    total = 0.0
+    for name, tasks in fams.items():
+        jax.clear_caches()
+        tr, wall, cpu = _timed(
+            lambda: train.train_sweep(jax.random.key(4), tasks, w0, lr=lr, batch=B, steps=steps, checkpoints=ck).weights
+        )
+        total += wall
+        ipr = np.asarray(metrics.ipr(tr))  # (10, 30, C)
+        mean = ipr.mean(axis=1)  # (10, C)
+        dev = np.abs(mean - mean[:, -1:]).max(axis=0)  # (C,)
+        settled = next(int(ck[i]) for i in range(ck.size) if np.all(dev[i:] < tol))
+        print(f"  {name}: wall {wall:6.1f} s incl. compile (cpu {cpu:6.1f} s); mean IPR settled (within {tol}) "
+              f"by step {settled}")
+        print("    final mean IPR per value:", np.array2string(mean[:, -1], precision=3))
+        print("    std over inits (max over values):", f"{ipr[..., -1].std(axis=1).max():.3g}")
+        print("    max over values of |mean IPR(step) - final| at steps", ck.tolist())
+        print("     ", np.array2string(dev, precision=3))
+    print(f"  total wall {total:.1f} s for both families ({steps} steps)")
+
+
+def investigate():
+    """Per-step costs of the pieces of one online-SGD step (batch 10 000 x 40, float32)."""
+    print("\n(investigate) per-step costs at batch 10000 x 40, float32 (200-step scans; best of 3)")
+    B, N, S = 10_000, 40, 200
+    R = jnp.asarray(data.covariance_sqrt(3.0, N), jnp.float32)
+    W = jnp.full((30, N), 0.01, jnp.float32)
+
+    def run(name, f, key):
+        # the result is added into a (B, N) carry, so it is materialised once per step (a scalar
+        # reduction instead lets XLA fuse the generator into a slow reduction loop)
+        @jax.jit
+        def g(key):
+            def body(c, t):
+                out = f(jax.random.fold_in(key, t)).astype(jnp.float32)
+                return c + out.reshape(c.shape[0], -1)[:, : c.shape[1]], None
+
+            return jax.lax.scan(body, jnp.zeros((B, N), jnp.float32), jnp.arange(S))[0]
+
+        jax.block_until_ready(g(key))
+        best = min(_timed(lambda: g(key))[1:] for _ in range(3))
+        print(f"  {name:44s} {best[0] / S * 1e3:6.3f} ms/step (cpu {best[1] / S * 1e3:6.3f})", flush=True)
+
+    keys = {
+        "threefry": jax.random.key(0),
+        "rbg": jax.random.key(0, impl="rbg"),
+        "unsafe_rbg": jax.random.key(0, impl="unsafe_rbg"),
+        "splitmix": splitmix_key(jax.random.key(0)),
+    }
+    for name, k in keys.items():
+        run(f"bits u32 [{name}]", lambda k: jax.random.bits(k, (B, N), jnp.uint32), k)
+    for name, k in keys.items():
+        run(f"normal f32 [{name}]", lambda k: jax.random.normal(k, (B, N), jnp.float32), k)
+    k = keys["splitmix"]
+    from localization import _prng
+
+    run("_prng.normal f32 (Giles erfinv) [splitmix]", lambda k: _prng.normal(k, (B, N)), k)
+    run("normal f64 [splitmix]", lambda k: jax.random.normal(k, (B, N), jnp.float64), k)
+    run("uniform f32 [splitmix]", lambda k: jax.random.uniform(k, (B, N), jnp.float32), k)
+    run("normal @ R (one class)", lambda k: jax.random.normal(k, (B, N), jnp.float32) @ R, k)
+    run("erf(100 * normal)", lambda k: jax.lax.erf(100 * jax.random.normal(k, (B, N), jnp.float32)), k)
+    task = data.LengthscaleTask.of(data.NLGP, xi=(1.0, 3.0), gain=100.0)
+    run("NLGP task.sample (both classes, select)", lambda k: task.sample(k, B, N, jnp.float32)[0], k)
+
+    def grad(k, I):
+        x = jax.random.normal(k, (B, N), jnp.float32)
+        y = (x[:, 0] > 0).astype(jnp.float32)
+        f = lambda w: jnp.mean((y - jax.nn.relu(x @ w)) ** 2)  # noqa: E731
+        return jax.vmap(jax.grad(f))(W[:I])
+
+    run("normal + MSE grad, 1 init", lambda k: jnp.broadcast_to(grad(k, 1).sum(), (B, N)), k)
+    run("normal + MSE grad, 30 inits", lambda k: jnp.broadcast_to(grad(k, 30).sum(), (B, N)), k)
+
+
+def project_data_speedups():
+    """Projection of two suggested changes to ``localization.data`` (NOT applied to the library):
+    (1) float32 normals from ``localization._prng.normal`` (Giles erfinv) instead of
+    ``jax.random.normal`` (XLA erf_inv); (2) ``_same_leaves`` treating identical tracers as equal,
+    so that, with train's leaf de-duplication, one transform serves both classes. Patched in this
+    process only, to measure what the changes would buy."""
+    from localization import _prng
+
+    orig_normal = jax.random.normal
+
+    def normal(key, shape=(), dtype=float, *args, **kwargs):
+        if jnp.dtype(dtype) == jnp.float32 and not args and not kwargs:
+            return _prng.normal(key, shape, dtype)
+        return orig_normal(key, shape, dtype, *args, **kwargs)
+
+    jax.random.normal = normal
+    orig_same = data._same_leaves
+
+    def same(m0, m1):
+        if all(getattr(m0, f) is getattr(m1, f) for f in type(m0)._leaf_fields):
+            return True
+        return orig_same(m0, m1)
+
+    data._same_leaves = same
+    print("NOTE: projected data.py speed-ups applied in this process (fast float32 normal, shared transform)")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--only", choices=["a", "b", "c"], default=None)
+    p.add_argument("--investigate", action="store_true")
+    p.add_argument("--all-variants", action="store_true", help="(a) also with threefry bits and balanced labels")
+    p.add_argument("--project-data-speedups", action="store_true", help="patch data.py (this process only), see project_data_speedups")
+    p.add_argument("--fig5-steps", type=int, default=2000)
+    p.add_argument("--fig5-every", type=int, default=250)
+    p.add_argument("--fig5-tol", type=float, default=0.02)
+    args = p.parse_args()
+    print(f"jax {jax.__version__}, {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.2f}")
+    if args.project_data_speedups:
+        project_data_speedups()
+    peak = matmul_gflops()
+    print(f"float32 matmul (2048^2): {peak:.1f} GFLOP/s")
+    if args.investigate:
+        investigate()
+    variants = [("splitmix", False)]
+    if args.all_variants:
+        variants += [("key", False), ("splitmix", True)]
+    if args.only in (None, "a"):
+        section_a(peak, variants)
+    if args.only in (None, "b"):
+        section_b()
+    if args.only in (None, "c"):
+        section_c(args.fig5_steps, args.fig5_every, args.fig5_tol)
+    print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

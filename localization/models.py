@@ -1,0 +1,290 @@
+r"""Networks of the paper (Section 2.1): the single ReLU neuron (M2), the soft committee machine and the
+two-layer network with trainable readout (M1).
+
+All models map one parameter set and a batch ``x`` of shape ``(num, N)`` to predictions of shape
+``(num,)``; leading axes on the parameters (independent initialisations, parameter sweeps) are
+handled with :func:`jax.vmap` by the callers (``localization.train``), so the functions here stay
+small and pure. ``N = prod(n)`` for a grid input size ``n``.
+
+* :func:`relu_neuron` — paper model (M2): :math:`\hat y(x)=\mathrm{ReLU}(\langle w,x\rangle)`, no bias.
+* :func:`committee` — soft committee machine: paper (M1) with the second layer fixed at :math:`1/K`,
+  :math:`\hat y(x)=\frac1K\sum_{k=1}^K\sigma(\langle w_k,x\rangle+b_k)` (optional bias ``b``).
+* :func:`two_layer` — paper (M1) with trainable readout ``a`` and output bias ``c``, scaled by
+  :math:`1/K`: :math:`\hat y(x)=c+\frac1K\sum_k a_k\,\sigma(\langle w_k,x\rangle+b_k)`. The
+  :math:`1/K` keeps the output of order one at initialisation; it is a reparametrisation of the
+  paper's :math:`w^{(2)}_m` (:math:`w^{(2)}_m = a_m/K`).
+
+Activations ``σ``: ``"relu"`` (:math:`\max(h,0)`), ``"sigmoid"`` (logistic :math:`1/(1+e^{-h})`) and
+``"erf"`` (:math:`\operatorname{erf}(h/\sqrt2)`, the odd "sigmoidal" unit of Ingrosso & Goldt and the
+statistical-physics literature; range (−1, 1)).
+
+Initialisation (reference settings): every weight is an independent centred Gaussian (the paper's
+"isotropic Gaussian distribution with scaled variance", Section 2.1) with the Xavier/Glorot variance
+:math:`2/(\text{fan}_\text{in}+\text{fan}_\text{out})` multiplied by ``init_scale`` (0.001 for the
+single neuron, 0.1 for the committee machine in the paper's figures). For a single neuron
+:math:`\text{fan}_\text{out}=1`, so the variance is ``init_scale · 2/(N+1)``.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from localization import _validation as v
+
+__all__ = [
+    "ACTIVATIONS",
+    "Params",
+    "activation_fn",
+    "relu_neuron",
+    "committee",
+    "two_layer",
+    "init_weights",
+    "init_params",
+    "predict",
+    "MODELS",
+]
+
+ACTIVATIONS = ("relu", "sigmoid", "erf")
+MODELS = ("neuron", "committee", "two_layer")
+
+_SQRT_HALF = 1.0 / math.sqrt(2.0)
+
+
+class Params(NamedTuple):
+    """Parameters of the many-neuron models (M1).
+
+    Attributes
+    ----------
+    w : (..., K, N) first-layer weights (row k is the receptive field of hidden unit k).
+    b : (..., K) hidden biases, or ``None`` (no bias).
+    a : (..., K) readout weights (``two_layer`` only), or ``None`` (soft committee machine: readout
+        fixed at 1/K).
+    c : (...) output bias (``two_layer`` only), or ``None``.
+    """
+
+    w: Any
+    b: Any = None
+    a: Any = None
+    c: Any = None
+
+
+def activation_fn(activation: str):
+    """The pointwise nonlinearity named ``activation`` ("relu", "sigmoid" or "erf")."""
+    if not isinstance(activation, str):
+        raise TypeError(f"activation must be a string, one of {ACTIVATIONS}, got {activation!r}")
+    if activation == "relu":
+        return jax.nn.relu
+    if activation == "sigmoid":
+        return jax.nn.sigmoid
+    if activation == "erf":
+        return lambda h: jax.lax.erf(h * _SQRT_HALF)
+    raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
+
+
+def _check_x(x, n_in: int):
+    x = v.float_array("x", x, ndim_min=2)
+    if x.ndim != 2:
+        raise ValueError(f"x must be a (num, N) batch, got shape {tuple(x.shape)}")
+    if x.shape[-1] != n_in:
+        raise ValueError(f"x must have last axis of length N = {n_in} (the weights' input size), got shape {tuple(x.shape)}")
+    return x
+
+
+def relu_neuron(w, x):
+    r"""Single ReLU neuron, paper (M2): :math:`\hat y = \mathrm{ReLU}(\langle w, x\rangle)`.
+
+    Parameters
+    ----------
+    w : (N,) weights.
+    x : (num, N) inputs.
+
+    Returns
+    -------
+    (num,) predictions.
+    """
+    w = v.float_array("w", w, ndim_min=1)
+    if w.ndim != 1:
+        raise ValueError(f"w must be a single (N,) weight vector (vmap over leading axes), got shape {tuple(w.shape)}")
+    x = _check_x(x, w.shape[0])
+    return jax.nn.relu(x @ w)
+
+
+def _hidden(W, x, act, b):
+    W = v.float_array("W", W, ndim_min=2)
+    if W.ndim != 2:
+        raise ValueError(f"W must be a (K, N) weight matrix (vmap over leading axes), got shape {tuple(W.shape)}")
+    x = _check_x(x, W.shape[1])
+    h = x @ W.T  # (num, K)
+    if b is not None:
+        b = v.float_array("b", b, ndim_min=1)
+        if b.shape != (W.shape[0],):
+            raise ValueError(f"b must have shape (K,) = ({W.shape[0]},), got {tuple(b.shape)}")
+        h = h + b
+    return activation_fn(act)(h)
+
+
+def committee(W, x, activation: str = "sigmoid", b=None):
+    r"""Soft committee machine: (M1) with readout fixed at 1/K,
+    :math:`\hat y = \frac1K\sum_k \sigma(\langle w_k, x\rangle + b_k)`.
+
+    Parameters
+    ----------
+    W : (K, N) first-layer weights.
+    x : (num, N) inputs.
+    activation : "relu", "sigmoid" or "erf".
+    b : optional (K,) hidden biases.
+
+    Returns
+    -------
+    (num,) predictions.
+    """
+    return jnp.mean(_hidden(W, x, activation, b), axis=-1)
+
+
+def two_layer(params: Params, x, activation: str = "relu"):
+    r"""Two-layer network with trainable readout, paper (M1):
+    :math:`\hat y = c + \frac1K\sum_k a_k\,\sigma(\langle w_k, x\rangle + b_k)`.
+
+    Parameters
+    ----------
+    params : :class:`Params` with ``w`` (K, N), ``a`` (K,) (required), ``b`` (K,) or None, ``c`` () or None.
+    x : (num, N) inputs.
+    activation : "relu", "sigmoid" or "erf".
+
+    Returns
+    -------
+    (num,) predictions.
+    """
+    if not isinstance(params, Params):
+        raise TypeError(f"params must be a localization.models.Params, got {type(params).__name__}")
+    if params.a is None:
+        raise ValueError("params.a (readout weights, shape (K,)) is required by two_layer; use committee() for a fixed readout")
+    hid = _hidden(params.w, x, activation, params.b)
+    a = v.float_array("a", params.a, ndim_min=1)
+    if a.shape != (hid.shape[-1],):
+        raise ValueError(f"params.a must have shape (K,) = ({hid.shape[-1]},), got {tuple(a.shape)}")
+    out = hid @ a / hid.shape[-1]
+    if params.c is not None:
+        c = jnp.asarray(params.c)
+        if c.shape != ():
+            raise ValueError(f"params.c must be a scalar, got shape {tuple(c.shape)}")
+        out = out + c
+    return out
+
+
+def predict(model: str, params, x, activation: str = "relu"):
+    """Dispatch: ``model`` "neuron" (params = (N,) array), "committee" (Params or (K, N) array) or
+    "two_layer" (Params). Returns (num,) predictions."""
+    if model == "neuron":
+        if activation != "relu":
+            raise ValueError(f"activation must be 'relu' for model='neuron' (paper M2), got {activation!r}")
+        return relu_neuron(params, x)
+    if model == "committee":
+        if isinstance(params, Params):
+            if params.a is not None or params.c is not None:
+                raise ValueError("model='committee' has a fixed readout: params.a and params.c must be None")
+            return committee(params.w, x, activation, params.b)
+        return committee(params, x, activation)
+    if model == "two_layer":
+        return two_layer(params, x, activation)
+    raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+
+
+def _parse_shape(shape):
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    if not isinstance(shape, tuple) or len(shape) not in (1, 2):
+        raise ValueError(f"shape must be N (an int), (N,) or (K, N), got {shape!r}")
+    return tuple(v.integer(f"shape[{i}]", s, 1) for i, s in enumerate(shape))
+
+
+def init_weights(key, shape, init_scale: float = 1.0, *, num: int | None = None, dtype=jnp.float64):
+    r"""Xavier-normal weights with variance multiplied by ``init_scale``.
+
+    Each entry is :math:`\mathcal N(0,\ \text{init\_scale}\cdot 2/(\text{fan}_\text{in}+\text{fan}_\text{out}))`
+    with :math:`\text{fan}_\text{in}=N` (last entry of ``shape``) and :math:`\text{fan}_\text{out}=K`
+    (first entry of a (K, N) shape; 1 for a single neuron).
+
+    Parameters
+    ----------
+    key : JAX PRNG key.
+    shape : N or (N,) (single neuron) or (K, N) (K hidden units).
+    init_scale : variance multiplier (> 0); reference values 0.001 (neuron), 0.1 (committee).
+    num : optional number of independent initialisations; adds a leading axis of that length.
+    dtype : floating dtype of the result.
+
+    Returns
+    -------
+    Array of shape ``shape`` or ``(num, *shape)``.
+    """
+    key = v.key("key", key)
+    shape = _parse_shape(shape)
+    init_scale = v.positive("init_scale", init_scale)
+    if num is not None:
+        num = v.integer("num", num, 1)
+    dtype = _float_dtype(dtype)
+    fan_in = shape[-1]
+    fan_out = shape[0] if len(shape) == 2 else 1
+    std = math.sqrt(init_scale * 2.0 / (fan_in + fan_out))
+    full = shape if num is None else (num, *shape)
+    return _scaled_normal(key, jnp.asarray(std, dtype), full, dtype)
+
+
+@partial(jax.jit, static_argnums=(2, 3))
+def _scaled_normal(key, std, shape, dtype):
+    return std * jax.random.normal(key, shape, dtype)
+
+
+def init_params(
+    key, K: int, N: int, init_scale: float = 0.1, *, model: str = "committee", bias: bool = False,
+    num: int | None = None, dtype=jnp.float64,
+) -> Params:
+    """Initial :class:`Params` for ``model`` "committee" (w, optional b) or "two_layer" (w, a, optional b, c).
+
+    First-layer weights (K, N) via :func:`init_weights`; biases ``b`` (K,) and readout ``a`` (K,) are
+    Gaussian with the Xavier variance of their layer (``2/(1+K)`` for ``a``, fan-in 1 / fan-out K for
+    ``b``: ``2/(1+K)``) times ``init_scale``; the output bias ``c`` starts at 0.
+    """
+    key = v.key("key", key)
+    K = v.integer("K", K, 1)
+    N = v.integer("N", N, 1)
+    init_scale = v.positive("init_scale", init_scale)
+    if model not in ("committee", "two_layer"):
+        raise ValueError(f"model must be 'committee' or 'two_layer', got {model!r}")
+    if not isinstance(bias, bool):
+        raise TypeError(f"bias must be a bool, got {bias!r}")
+    if num is not None:
+        num = v.integer("num", num, 1)
+    dtype = _float_dtype(dtype)
+    std_w = math.sqrt(init_scale * 2.0 / (N + K))
+    std_k = math.sqrt(init_scale * 2.0 / (1 + K))
+    return _init_params(key, jnp.asarray(std_w, dtype), jnp.asarray(std_k, dtype), K, N, model, bias, num, dtype)
+
+
+@partial(jax.jit, static_argnums=(3, 4, 5, 6, 7, 8))
+def _init_params(key, std_w, std_k, K, N, model, bias, num, dtype):
+    kw, kb, ka = jax.random.split(key, 3)
+    lead = () if num is None else (num,)
+    w = std_w * jax.random.normal(kw, (*lead, K, N), dtype)
+    b = std_k * jax.random.normal(kb, (*lead, K), dtype) if bias else None
+    if model == "committee":
+        return Params(w=w, b=b)
+    a = std_k * jax.random.normal(ka, (*lead, K), dtype)
+    c = jnp.zeros(lead, dtype) if bias else None
+    return Params(w=w, b=b, a=a, c=c)
+
+
+def _float_dtype(dtype):
+    try:
+        dt = jnp.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be a floating dtype such as jnp.float32, got {dtype!r}") from None
+    if not jnp.issubdtype(dt, jnp.floating):
+        raise TypeError(f"dtype must be a floating dtype such as jnp.float32, got {dtype!r}")
+    return dt

@@ -1,0 +1,315 @@
+"""Shared figure helpers, so that figures look alike across the book (Matplotlib only).
+
+* :func:`use_book_style` — the book's rcParams (the only global state this module touches, and only
+  when called).
+* :func:`plot_field_evolution` — receptive field at each checkpoint, lines coloured by time from
+  blue (early) to red (late), with an optional colour bar (paper Figs. 3, 8 style).
+* :func:`plot_receptive_field` — one field: a line for 1-D inputs, an image for a grid.
+* :func:`plot_marginal` — law of one coordinate ``X_i`` (atoms as stems, densities as curves),
+  optionally with a histogram of samples and the standard-normal reference.
+* :func:`plot_samples` — a few input vectors, coloured by class.
+
+Every helper draws on an ``ax`` passed in and returns what it drew; none creates or shows figures.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from localization import _validation as v
+
+__all__ = [
+    "BOOK_STYLE",
+    "CLASS_COLORS",
+    "TIME_CMAP",
+    "use_book_style",
+    "plot_field_evolution",
+    "plot_receptive_field",
+    "plot_marginal",
+    "plot_samples",
+]
+
+TIME_CMAP = "coolwarm"  # blue (early) -> red (late)
+CLASS_COLORS = ("#1f77b4", "#d62728")  # y = 0 (short length scale), y = 1 (long length scale)
+
+BOOK_STYLE = {
+    "figure.figsize": (6.0, 3.6),
+    "figure.dpi": 110,
+    "savefig.dpi": 150,
+    "savefig.bbox": "tight",
+    "font.size": 10,
+    "axes.titlesize": 10,
+    "axes.labelsize": 10,
+    "legend.fontsize": 8,
+    "legend.frameon": False,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.25,
+    "grid.linewidth": 0.6,
+    "lines.linewidth": 1.5,
+    "image.cmap": "RdBu_r",
+    "figure.constrained_layout.use": True,
+}
+
+
+def use_book_style() -> dict:
+    """Apply the book's Matplotlib rcParams (:data:`BOOK_STYLE`) and return them."""
+    import matplotlib as mpl
+
+    mpl.rcParams.update(BOOK_STYLE)
+    return dict(BOOK_STYLE)
+
+
+def _check_ax(ax):
+    if not (hasattr(ax, "plot") and hasattr(ax, "figure")):
+        raise TypeError(f"ax must be a Matplotlib Axes, got {type(ax).__name__}")
+    return ax
+
+
+def _weights_and_times(traj_or_weights, times, index, unit):
+    """→ (C, N) float array of weights and (C,) times."""
+    w = traj_or_weights
+    t = times
+    if hasattr(w, "weights") and hasattr(w, "times"):  # a Trajectory
+        if times is None:
+            t = w.times
+        w = w.weights
+    if hasattr(w, "w") and hasattr(w, "_fields"):  # models.Params: first-layer weights (..., C, K, N)
+        w = np.asarray(w.w)
+        if unit is None:
+            if w.shape[-2] != 1:
+                raise ValueError(f"unit must select one of the K = {w.shape[-2]} hidden units")
+            unit = 0
+        unit = v.integer("unit", unit, 0)
+        if unit >= w.shape[-2]:
+            raise ValueError(f"unit must lie in [0, {w.shape[-2]}), got {unit}")
+        w = w[..., unit, :]
+    elif unit is not None:
+        raise ValueError("unit is only meaningful for many-neuron Params weights")
+    w = np.asarray(v.float_array("weights", w, ndim_min=2), dtype=np.float64)
+    if index is not None:
+        idx = (index,) if isinstance(index, (int, np.integer)) else tuple(index)
+        try:
+            w = w[idx]
+        except (IndexError, TypeError):
+            raise ValueError(f"index {index!r} does not select an initialisation of weights with shape {w.shape}") from None
+    if w.ndim != 2:
+        raise ValueError(
+            f"weights must be (C, N) for one initialisation, got shape {w.shape}; pass index=... to select one"
+        )
+    if t is None:
+        raise ValueError("times must be given (or pass a Trajectory)")
+    t = np.asarray(v.float_array("times", t, ndim_min=1), dtype=np.float64)
+    if t.shape != (w.shape[0],):
+        raise ValueError(f"times must have shape (C,) = ({w.shape[0]},), got {t.shape}")
+    return w, t
+
+
+def plot_field_evolution(
+    ax,
+    trajectory_or_weights,
+    times=None,
+    *,
+    index=None,
+    unit=None,
+    cmap: str = TIME_CMAP,
+    colorbar: bool = True,
+    every: int = 1,
+    linewidth: float = 1.2,
+    alpha: float = 0.9,
+    xlabel: str = "position $i$",
+    ylabel: str = "weight $w_i$",
+):
+    """Receptive field at every checkpoint, coloured by time (blue early → red late).
+
+    Parameters
+    ----------
+    ax : Matplotlib Axes.
+    trajectory_or_weights : a ``Trajectory`` (``times`` taken from it) or a (C, N) weight array
+        (then ``times`` (C,) is required). Weights with leading axes (initialisations, sweep values)
+        need ``index`` to select one; many-neuron ``Params`` need ``unit``.
+    times : (C,) times, overriding the trajectory's.
+    index : int or tuple selecting one initialisation from the leading axes.
+    unit : hidden unit for many-neuron ``Params`` weights.
+    cmap : Matplotlib colormap name (default "coolwarm").
+    colorbar : add a colour bar labelled "time $t$" to the figure.
+    every : plot every ``every``-th checkpoint (the last one is always drawn).
+    linewidth, alpha, xlabel, ylabel : styling.
+
+    Returns
+    -------
+    (lines, colorbar) — the list of Line2D and the Colorbar (or None).
+    """
+    import matplotlib as mpl
+
+    _check_ax(ax)
+    every = v.integer("every", every, 1)
+    if not isinstance(colorbar, bool):
+        raise TypeError(f"colorbar must be a bool, got {colorbar!r}")
+    w, t = _weights_and_times(trajectory_or_weights, times, index, unit)
+    try:
+        cm = mpl.colormaps[cmap]
+    except (KeyError, TypeError):
+        raise ValueError(f"cmap must be a Matplotlib colormap name, got {cmap!r}") from None
+    lo, hi = float(t.min()), float(t.max())
+    norm = mpl.colors.Normalize(vmin=lo, vmax=hi if hi > lo else lo + 1.0)
+    rows = list(range(0, w.shape[0], every))
+    if rows[-1] != w.shape[0] - 1:
+        rows.append(w.shape[0] - 1)
+    pos = np.arange(w.shape[1])
+    lines = [ax.plot(pos, w[r], color=cm(norm(t[r])), lw=linewidth, alpha=alpha)[0] for r in rows]
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_xlim(0, w.shape[1] - 1)
+    cb = None
+    if colorbar:
+        sm = mpl.cm.ScalarMappable(norm=norm, cmap=cm)
+        cb = ax.figure.colorbar(sm, ax=ax, label="time $t$")
+    return lines, cb
+
+
+def plot_receptive_field(ax, w, n=None, *, color=None, label=None, vmax=None, **kwargs):
+    """One receptive field: a line over positions for 1-D inputs, a centred diverging image for a
+    grid ``n = (n1, n2)`` (``w`` of length n1·n2, row-major). Returns the Line2D or AxesImage."""
+    _check_ax(ax)
+    w = np.asarray(v.float_array("w", w, ndim_min=1), dtype=np.float64)
+    if w.ndim != 1:
+        raise ValueError(f"w must be a single (N,) field, got shape {w.shape}")
+    shape = (w.size,) if n is None else v.shape("n", n, minimum=1)
+    if int(np.prod(shape)) != w.size:
+        raise ValueError(f"n = {n!r} does not match len(w) = {w.size}")
+    if len(shape) == 1:
+        (line,) = ax.plot(np.arange(w.size), w, color=color, label=label, **kwargs)
+        ax.set_xlabel("position $i$")
+        ax.set_ylabel("weight $w_i$")
+        return line
+    if len(shape) != 2:
+        raise ValueError(f"n must be an int or a 2-D grid (n1, n2), got {n!r}")
+    m = float(np.max(np.abs(w))) if vmax is None else v.positive("vmax", vmax)
+    m = m if m > 0 else 1.0
+    img = ax.imshow(w.reshape(shape), cmap=kwargs.pop("cmap", "RdBu_r"), vmin=-m, vmax=m, **kwargs)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.grid(False)
+    return img
+
+
+def plot_marginal(
+    ax,
+    marginal,
+    *,
+    xlim=None,
+    samples=None,
+    bins: int = 80,
+    color: str = "k",
+    label: str | None = None,
+    gaussian_reference: bool = False,
+    num_points: int = 801,
+    ymax=None,
+):
+    """Law of one coordinate :math:`X_i` of a data model (``model.marginal``).
+
+    Discrete laws (``marginal.is_discrete``) are drawn as stems at their atoms (heights = masses,
+    from ``marginal.quadrature()``); continuous ones as the density ``marginal.pdf`` on a grid over
+    ``xlim`` (default: the central 99.8 % of the law, from its quadrature, padded by 10 %).
+
+    Parameters
+    ----------
+    ax : Matplotlib Axes.
+    marginal : object with ``quadrature()`` and ``pdf`` (continuous) or ``is_discrete = True``.
+    xlim : (lo, hi) plotting range.
+    samples : optional 1-D samples drawn as a density histogram behind the curve.
+    bins : histogram bins.
+    color, label : curve styling.
+    gaussian_reference : also draw the standard normal density (dashed grey).
+    num_points : grid size for the density.
+    ymax : upper y-limit; default clips integrable spikes (e.g. NLGP at large gain) at 1.5× the 95th
+        percentile of the density on the grid.
+
+    Returns
+    -------
+    list of the artists drawn.
+    """
+    _check_ax(ax)
+    if not callable(getattr(marginal, "quadrature", None)):
+        raise TypeError(f"marginal must be a data-model marginal with quadrature(), got {type(marginal).__name__}")
+    bins = v.integer("bins", bins, 1)
+    num_points = v.integer("num_points", num_points, 2)
+    if not isinstance(gaussian_reference, bool):
+        raise TypeError(f"gaussian_reference must be a bool, got {gaussian_reference!r}")
+    nodes, weights = (np.asarray(a, dtype=np.float64) for a in marginal.quadrature())
+    if xlim is None:
+        order = np.argsort(nodes)
+        cdf = np.cumsum(weights[order]) / np.sum(weights)
+        lo = nodes[order][min(np.searchsorted(cdf, 0.001), nodes.size - 1)]
+        hi = nodes[order][min(np.searchsorted(cdf, 0.999), nodes.size - 1)]
+        pad = 0.1 * max(hi - lo, 1e-12)
+        xlim = (lo - pad, hi + pad)
+    else:
+        if len(xlim) != 2:
+            raise ValueError(f"xlim must be (lo, hi), got {xlim!r}")
+        lo, hi = v.real_scalar("xlim[0]", xlim[0]), v.real_scalar("xlim[1]", xlim[1])
+        if not lo < hi:
+            raise ValueError(f"xlim must satisfy lo < hi, got {xlim!r}")
+        xlim = (lo, hi)
+    artists = []
+    if samples is not None:
+        s = np.asarray(v.float_array("samples", samples, ndim_min=1), dtype=np.float64).ravel()
+        artists.append(ax.hist(s, bins=bins, range=xlim, density=not getattr(marginal, "is_discrete", False),
+                               weights=np.full(s.size, 1.0 / s.size) if getattr(marginal, "is_discrete", False) else None,
+                               color="0.8", edgecolor="none")[2])
+    if getattr(marginal, "is_discrete", False):
+        keep = weights > 0
+        artists.append(ax.vlines(nodes[keep], 0.0, weights[keep], color=color, lw=2, label=label))
+        artists.append(ax.plot(nodes[keep], weights[keep], "o", color=color)[0])
+        ax.set_ylabel("probability")
+        top = float(weights.max()) * 1.15
+    else:
+        if not callable(getattr(marginal, "pdf", None)):
+            raise TypeError(f"a continuous marginal needs a pdf(x) method, got {type(marginal).__name__}")
+        x = np.linspace(xlim[0], xlim[1], num_points)
+        p = np.asarray(marginal.pdf(x), dtype=np.float64)
+        artists.append(ax.plot(x, p, color=color, label=label)[0])
+        ax.set_ylabel("density")
+        finite = p[np.isfinite(p)]
+        top = 1.5 * float(np.percentile(finite, 95)) if finite.size else 1.0
+        top = max(top, 1e-12)
+    if gaussian_reference:
+        x = np.linspace(xlim[0], xlim[1], num_points)
+        artists.append(ax.plot(x, np.exp(-x * x / 2) / np.sqrt(2 * np.pi), "--", color="0.5", lw=1, label="N(0, 1)")[0])
+    ax.set_xlim(*xlim)
+    ax.set_ylim(0, top if ymax is None else v.positive("ymax", ymax))
+    ax.set_xlabel("$x_i$")
+    return artists
+
+
+def plot_samples(ax, x, y=None, *, num: int = 2, n=None, offset: float = 0.0, alpha: float = 0.9) -> list[Any]:
+    """Draw the first ``num`` input vectors ``x`` (M, N) as lines over positions, coloured by class
+    ``y`` (:data:`CLASS_COLORS`; black without labels), shifted by ``offset`` per sample.
+    Returns the Line2D list."""
+    _check_ax(ax)
+    x = np.asarray(v.float_array("x", x, ndim_min=2), dtype=np.float64)
+    if x.ndim != 2:
+        raise ValueError(f"x must be a (M, N) batch, got shape {x.shape}")
+    num = v.integer("num", num, 1)
+    offset = v.real_scalar("offset", offset)
+    if y is not None:
+        y = np.asarray(y)
+        if y.shape != (x.shape[0],):
+            raise ValueError(f"y must have shape (M,) = ({x.shape[0]},), got {y.shape}")
+    if n is not None and len(v.shape("n", n, minimum=1)) != 1:
+        raise ValueError("plot_samples draws 1-D signals; use plot_receptive_field for grids")
+    lines = []
+    pos = np.arange(x.shape[1])
+    for m in range(min(num, x.shape[0])):
+        c = "k" if y is None else CLASS_COLORS[int(y[m] > 0.5)]
+        lab = None if y is None else f"y = {int(y[m] > 0.5)}"
+        lines.append(ax.plot(pos, x[m] + m * offset, color=c, alpha=alpha, label=lab, drawstyle="steps-mid")[0])
+    ax.set_xlabel("position $i$")
+    ax.set_ylabel("$x_i$")
+    return lines

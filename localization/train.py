@@ -1,0 +1,592 @@
+r"""Training: online SGD and full-batch gradient descent on the MSE loss (paper Section 2.1, Eq. (9)).
+
+Conventions (book-wide, see ``notes/spec.md``):
+
+* Loss :math:`\mathcal L = \mathbb E[(y-\hat y)^2]` estimated by the batch mean — **no** factor ½
+  (paper Eq. (9)).
+* Plain (S)GD, :math:`w \leftarrow w - \eta\,\nabla\hat{\mathcal L}`; time :math:`t = \text{steps}\times\eta`,
+  so (S)GD is forward Euler of the gradient flow :math:`\dot w = -\nabla\mathcal L` and trajectories
+  with different learning rates are comparable on the same time axis (and with
+  ``theory.integrate_effective``).
+* Online SGD (:func:`train_online`): a fresh batch every step, drawn with the key
+  ``jax.random.fold_in(key, t)`` at step ``t`` — the data stream depends only on ``key`` (not on the
+  number of steps, the checkpoints or the initialisations), so a longer run extends a shorter one.
+* Many initialisations at once: leading axes of ``w0`` are independent initialisations trained with
+  ``vmap`` **on the same data stream** (each batch is sampled once per step and shared). Parameter
+  sweeps (:func:`train_sweep`) vmap over the array-valued parameters of a stack of tasks with the
+  same key: the underlying randomness is shared across parameter values (common random numbers), so
+  the (parameter-independent) Gaussian draw is computed once per step for the whole sweep.
+* Steps run inside ``lax.scan``/``fori_loop`` under one ``jit``; compiled functions are cached by
+  JAX on (static configuration, shapes, dtypes, task structure), so repeated calls with the same
+  shapes do not recompile (learning rate and checkpoint *positions* are traced values).
+
+Tasks: pytree tasks (``data.LengthscaleTask`` and the data models are pytrees whose family
+parameters — gain, k, J, nu — are leaves and whose length scales are static) enter the compiled
+function as traced arguments, so a new gain does not recompile; leaves with equal values are passed
+once (the same tracer for both classes), which lets a sampler use one transform for both classes.
+
+Random bits: by default (``prng="splitmix"``) the per-step keys are threefry keys as usual but
+their random bits come from SplitMix64 (``localization._prng``), ~10× cheaper on CPU than
+threefry's bits; ``prng="key"`` uses the implementation of the key passed in (e.g. threefry).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, NamedTuple, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from localization import _validation as v
+from localization import models as _models
+from localization._prng import splitmix_key
+
+__all__ = [
+    "Trajectory",
+    "mse",
+    "checkpoint_steps",
+    "train_online",
+    "train_sweep",
+    "train_full_batch",
+    "train_on_data",
+    "stack_tasks",
+]
+
+PRNGS = ("splitmix", "key")
+
+
+class Trajectory(NamedTuple):
+    """Weights recorded along a training (or effective-flow) trajectory.
+
+    Attributes
+    ----------
+    times : (C,) float64, ``steps × lr`` (the book's time convention).
+    steps : (C,) int, the checkpoint step indices (weights recorded *after* that many updates).
+    weights : (..., C, N) for the single neuron; for ``model="committee"``/``"two_layer"`` a
+        :class:`localization.models.Params` whose leaves carry the same (..., C) axes in front of
+        their own shape. Leading axes: (parameter values,) + initialisations, as passed in.
+    loss : (..., C) mini-batch estimate of the MSE at each checkpoint (on the batch that step ``t``
+        of online SGD draws, or on the full data set), or ``None`` if not recorded.
+    """
+
+    times: Any
+    steps: Any
+    weights: Any
+    loss: Any = None
+
+
+# -------------------------------------------------------------------------------------------------
+# loss
+# -------------------------------------------------------------------------------------------------
+def _loss(params, x, y, model: str, activation: str):
+    r = y - _models.predict(model, params, x, activation)
+    return jnp.mean(r * r)
+
+
+def mse(params, x, y, *, model: str = "neuron", activation: str = "relu"):
+    r"""Batch estimate of the loss, paper Eq. (9): :math:`\frac1M\sum_{m}(y_m-\hat y(x_m))^2` (no ½).
+
+    Parameters
+    ----------
+    params : (N,) weights (``model="neuron"``), (K, N) array or :class:`~localization.models.Params`.
+    x : (M, N) inputs; y : (M,) targets.
+    """
+    _check_model(model, activation)
+    x = v.float_array("x", x, ndim_min=2)
+    y = v.float_array("y", y, ndim_min=1)
+    if y.ndim != 1 or x.ndim != 2 or y.shape[0] != x.shape[0]:
+        raise ValueError(f"x must be (M, N) and y (M,) with the same M, got shapes {tuple(x.shape)} and {tuple(y.shape)}")
+    return _loss(params, x, y, model, activation)
+
+
+# -------------------------------------------------------------------------------------------------
+# argument handling
+# -------------------------------------------------------------------------------------------------
+def _check_model(model, activation):
+    if not isinstance(model, str) or model not in _models.MODELS:
+        raise ValueError(f"model must be one of {_models.MODELS}, got {model!r}")
+    if not isinstance(activation, str) or activation not in _models.ACTIVATIONS:
+        raise ValueError(f"activation must be one of {_models.ACTIVATIONS}, got {activation!r}")
+    if model == "neuron" and activation != "relu":
+        raise ValueError(f"activation must be 'relu' for model='neuron' (paper M2), got {activation!r}")
+
+
+def checkpoint_steps(checkpoints, steps: int) -> np.ndarray:
+    """Normalise ``checkpoints`` to a sorted int64 array of step indices in [0, steps].
+
+    ``checkpoints`` is an int C (C evenly spaced indices from 0 to ``steps`` inclusive, rounded,
+    duplicates dropped; C = 1 means only the final step) or a non-decreasing 1-D sequence of ints in
+    [0, steps] (same convention as ``theory.integrate_effective``).
+    """
+    steps = v.integer("steps", steps, minimum=0)
+    if isinstance(checkpoints, (int, np.integer)) and not isinstance(checkpoints, bool):
+        num = v.integer("checkpoints", checkpoints, minimum=1)
+        if num == 1:
+            return np.array([steps], dtype=np.int64)
+        return np.unique(np.round(np.linspace(0, steps, num)).astype(np.int64))
+    if isinstance(checkpoints, bool) or checkpoints is None or isinstance(checkpoints, (str, bytes, float)):
+        raise TypeError(f"checkpoints must be an int or a 1-D sequence of ints, got {checkpoints!r}")
+    arr = np.asarray(checkpoints)
+    if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"checkpoints must be an int or a non-empty 1-D sequence of ints, got {checkpoints!r}")
+    if np.any(arr < 0) or np.any(arr > steps):
+        raise ValueError(f"checkpoints must lie in [0, steps={steps}], got {arr.tolist()}")
+    if np.any(np.diff(arr) < 0):
+        raise ValueError(f"checkpoints must be non-decreasing, got {arr.tolist()}")
+    return arr.astype(np.int64)
+
+
+def _float_dtype(dtype):
+    try:
+        dt = jnp.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be jnp.float32 or jnp.float64, got {dtype!r}") from None
+    if dt not in (jnp.dtype(jnp.float32), jnp.dtype(jnp.float64)):
+        raise TypeError(f"dtype must be jnp.float32 or jnp.float64, got {dtype!r}")
+    return dt
+
+
+def _param_ndim(model):
+    return 1 if model == "neuron" else 2
+
+
+def _prepare_params(w0, model, dtype, N=None):
+    """Validate w0 for ``model``; return (params with one flat leading axis I, lead shape, N)."""
+    if model == "neuron":
+        if isinstance(w0, _models.Params):
+            raise TypeError("w0 must be an (..., N) array for model='neuron', got Params")
+        w = v.float_array("w0", w0, ndim_min=1)
+        params = jnp.asarray(w)
+        W = params
+    else:
+        if isinstance(w0, _models.Params):
+            params = w0
+        elif model == "committee":
+            params = _models.Params(w=v.float_array("w0", w0, ndim_min=2))
+        else:
+            raise TypeError("w0 must be a localization.models.Params (w, a, ...) for model='two_layer'")
+        W = v.float_array("w0.w", params.w, ndim_min=2)
+        if model == "committee" and (params.a is not None or params.c is not None):
+            raise ValueError("model='committee' has a fixed readout 1/K: w0.a and w0.c must be None")
+        if model == "two_layer" and params.a is None:
+            raise ValueError("model='two_layer' needs readout weights w0.a of shape (..., K)")
+    lead = tuple(W.shape[: W.ndim - _param_ndim(model)])
+    N_w = W.shape[-1]
+    if N is not None and N_w != N:
+        raise ValueError(f"w0 must have last axis of length N = prod(n) = {N}, got shape {tuple(W.shape)}")
+    if model != "neuron":
+        K = W.shape[-2]
+        own = {"b": (K,), "a": (K,), "c": ()}
+        for name in ("b", "a", "c"):
+            leaf = getattr(params, name)
+            if leaf is None:
+                continue
+            leaf = v.float_array(f"w0.{name}", leaf, ndim_min=0)
+            if tuple(leaf.shape) != lead + own[name]:
+                raise ValueError(f"w0.{name} must have shape {lead + own[name]}, got {tuple(leaf.shape)}")
+    I = int(np.prod(lead, dtype=np.int64)) if lead else 1
+
+    def flat(a):
+        a = jnp.asarray(a, dtype)
+        return a.reshape((I,) + a.shape[len(lead):])
+
+    params = jax.tree_util.tree_map(flat, params)
+    leaves = jax.tree_util.tree_leaves(params)
+    if not all(bool(jnp.all(jnp.isfinite(l))) for l in leaves):
+        raise ValueError("w0 must be finite")
+    return params, lead, N_w
+
+
+def _unflatten(tree, lead, extra=()):
+    """(X, I, ...) with X = extra axes in front → (*extra, *lead, C, ...) ; C is axis len(extra)."""
+
+    def fix(a):
+        # a: (*extra, C, I, ...) → (*extra, *lead, C, ...)
+        ne = len(extra)
+        a = jnp.moveaxis(a, ne + 1, ne)  # (*extra, I, C, ...)
+        return a.reshape(extra + lead + a.shape[ne + 1:])
+
+    return jax.tree_util.tree_map(fix, tree)
+
+
+def _input_size(n, N_w):
+    if n is None:
+        return (N_w,), N_w
+    shape = v.shape("n", n, minimum=1)
+    N = int(np.prod(shape))
+    if N != N_w:
+        raise ValueError(f"n = {n!r} has prod(n) = {N}, but w0 has last axis {N_w}")
+    return shape, N
+
+
+def _n_arg(shape):
+    return shape[0] if len(shape) == 1 else shape
+
+
+def _check_task(task, balanced):
+    if not callable(getattr(task, "sample", None)):
+        raise TypeError(f"task must have a sample(key, num, n, dtype) method (e.g. data.LengthscaleTask), got {type(task).__name__}")
+    if not isinstance(balanced, bool):
+        raise TypeError(f"balanced must be a bool, got {balanced!r}")
+    if balanced:
+        for name in ("model0", "model1"):
+            if not callable(getattr(getattr(task, name, None), "sample", None)):
+                raise TypeError(f"balanced=True needs a task with {name}.sample (a data.LengthscaleTask), got {type(task).__name__}")
+
+
+def _is_numeric_leaf(x):
+    if isinstance(x, bool):
+        return False
+    return isinstance(x, (int, float, np.ndarray, np.number, jax.Array))
+
+
+@dataclass(frozen=True, eq=False)
+class _ByIdentity:
+    """Static-argument wrapper for an unhashable task (compiled once per object identity)."""
+
+    obj: Any
+
+
+@dataclass(frozen=True)
+class _TaskSpec:
+    """Static part of a pytree task: its treedef and, per leaf, the index of its (deduplicated) value."""
+
+    treedef: Any
+    index: tuple
+
+
+def _same_value(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))
+
+
+def _split_task(task):
+    """(dynamic, static). Pytree tasks with numeric leaves go in as traced arguments (no recompilation
+    for new parameter values), with equal leaves passed once, so that inside the trace they are the
+    *same* tracer (e.g. the gain shared by both classes of ``LengthscaleTask.of(NLGP, gain=g)``; a
+    sampler can then see that one transform serves both classes). Anything else is a static argument
+    (hash/eq, or identity)."""
+    leaves, treedef = jax.tree_util.tree_flatten(task)
+    if all(_is_numeric_leaf(l) for l in leaves) and not (len(leaves) == 1 and leaves[0] is task):
+        uniq, index = [], []
+        for leaf in leaves:
+            for j, u in enumerate(uniq):
+                if _same_value(leaf, u):
+                    index.append(j)
+                    break
+            else:
+                index.append(len(uniq))
+                uniq.append(leaf)
+        return tuple(uniq), _TaskSpec(treedef, tuple(index))
+    try:
+        hash(task)
+        return None, task
+    except TypeError:
+        return None, _ByIdentity(task)
+
+
+def _rebuild_task(dyn, static):
+    if isinstance(static, _TaskSpec):
+        return jax.tree_util.tree_unflatten(static.treedef, [dyn[i] for i in static.index])
+    return static.obj if isinstance(static, _ByIdentity) else static
+
+
+def _prepare_key(key, prng):
+    key = v.key("key", key)
+    if prng not in PRNGS:
+        raise ValueError(f"prng must be one of {PRNGS}, got {prng!r}")
+    if prng == "splitmix":
+        return splitmix_key(key)
+    if not jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+        return jax.random.wrap_key_data(key)
+    return key
+
+
+# -------------------------------------------------------------------------------------------------
+# core (traced)
+# -------------------------------------------------------------------------------------------------
+def _sampler(task, n, batch, dtype, balanced):
+    def sample(k):
+        if balanced:
+            k0, k1 = jax.random.split(k)
+            m0 = batch // 2
+            x0 = task.model0.sample(k0, m0, n, dtype)
+            x1 = task.model1.sample(k1, batch - m0, n, dtype)
+            x = jnp.concatenate([x0, x1], axis=0)
+            y = jnp.concatenate([jnp.zeros((m0,), dtype), jnp.ones((batch - m0,), dtype)])
+        else:
+            x, y = task.sample(k, batch, n, dtype)
+        return x.astype(dtype), y.astype(dtype)
+
+    return sample
+
+
+def _online_core(key, task, static_task, params, lr, gaps, *, batch, n, model, activation, dtype, record_loss, balanced):
+    task = _rebuild_task(task, static_task)
+    lr = lr.astype(dtype)
+    sample = _sampler(task, n, batch, dtype, balanced)
+    loss_fn = partial(_loss, model=model, activation=activation)
+    grads = jax.vmap(jax.grad(loss_fn), in_axes=(0, None, None))
+    losses = jax.vmap(loss_fn, in_axes=(0, None, None))
+
+    def step(_, carry):
+        p, t = carry
+        x, y = sample(jax.random.fold_in(key, t))
+        g = grads(p, x, y)
+        p = jax.tree_util.tree_map(lambda a, b: a - lr * b, p, g)
+        return p, t + 1
+
+    def segment(carry, gap):
+        carry = lax.fori_loop(0, gap, step, carry)
+        p, t = carry
+        if record_loss:
+            x, y = sample(jax.random.fold_in(key, t))  # the batch step t draws
+            return carry, (p, losses(p, x, y))
+        return carry, (p, None)
+
+    _, (ws, ls) = lax.scan(segment, (params, jnp.zeros((), jnp.int32)), gaps)
+    return ws, ls
+
+
+_ONLINE_STATIC = ("static_task", "batch", "n", "model", "activation", "dtype", "record_loss", "balanced")
+_run_online = jax.jit(_online_core, static_argnames=_ONLINE_STATIC)
+
+
+@partial(jax.jit, static_argnames=_ONLINE_STATIC)
+def _run_sweep(key, tasks, static_task, params, lr, gaps, **kw):
+    core = lambda t: _online_core(key, t, static_task, params, lr, gaps, **kw)  # noqa: E731
+    return jax.vmap(core)(tasks)
+
+
+def _gd_core(x, y, params, lr, gaps, *, model, activation, record_loss):
+    lr = lr.astype(x.dtype)
+    loss_fn = partial(_loss, model=model, activation=activation)
+    grads = jax.vmap(jax.grad(loss_fn), in_axes=(0, None, None))
+    losses = jax.vmap(loss_fn, in_axes=(0, None, None))
+
+    def step(_, p):
+        g = grads(p, x, y)
+        return jax.tree_util.tree_map(lambda a, b: a - lr * b, p, g)
+
+    def segment(p, gap):
+        p = lax.fori_loop(0, gap, step, p)
+        return p, (p, losses(p, x, y) if record_loss else None)
+
+    _, (ws, ls) = lax.scan(segment, params, gaps)
+    return ws, ls
+
+
+_run_gd = jax.jit(_gd_core, static_argnames=("model", "activation", "record_loss"))
+
+
+# -------------------------------------------------------------------------------------------------
+# public API
+# -------------------------------------------------------------------------------------------------
+def _common(w0, n, lr, steps, checkpoints, model, activation, dtype, record_loss):
+    _check_model(model, activation)
+    dtype = _float_dtype(dtype)
+    lr = v.positive("lr", lr)
+    steps = v.integer("steps", steps, minimum=0)
+    if not isinstance(record_loss, bool):
+        raise TypeError(f"record_loss must be a bool, got {record_loss!r}")
+    ck = checkpoint_steps(checkpoints, steps)
+    params, lead, N_w = _prepare_params(w0, model, dtype)
+    shape, _ = _input_size(n, N_w)
+    gaps = jnp.asarray(np.diff(np.concatenate([[0], ck])), jnp.int32)
+    return dtype, lr, ck, params, lead, shape, gaps
+
+
+def _trajectory(ck, lr, ws, ls, lead, extra=()):
+    weights = _unflatten(ws, lead, extra)
+    loss = None
+    if ls is not None:
+        ne = len(extra)
+        ls = jnp.moveaxis(ls, ne + 1, ne)
+        loss = ls.reshape(extra + lead + (ck.size,))
+    return Trajectory(
+        times=jnp.asarray(ck * lr, dtype=jnp.float64), steps=jnp.asarray(ck), weights=weights, loss=loss
+    )
+
+
+def train_online(
+    key,
+    task,
+    w0,
+    *,
+    lr: float,
+    batch: int,
+    steps: int,
+    checkpoints=101,
+    n=None,
+    model: str = "neuron",
+    activation: str = "relu",
+    dtype=jnp.float32,
+    record_loss: bool = False,
+    balanced: bool = False,
+    prng: str = "splitmix",
+) -> Trajectory:
+    r"""Online SGD on the MSE (paper Eq. (9)) with a fresh batch from ``task`` at every step.
+
+    Update :math:`w_{t+1} = w_t - \eta\,\nabla_w \frac1B\sum_{b}(y_b-\hat y(x_b; w_t))^2` with the
+    batch of step ``t`` drawn by ``task.sample(fold_in(key, t), batch, n, dtype)``.
+
+    Parameters
+    ----------
+    key : JAX PRNG key (``jax.random.key(seed)``); the only source of randomness.
+    task : object with ``sample(key, num, n, dtype) -> (x (num, N), y (num,))``, e.g.
+        ``data.LengthscaleTask``. Pytree tasks (numeric leaves) are traced, others are static.
+    w0 : initial parameters. ``model="neuron"``: (..., N) array. ``"committee"``: (..., K, N) array or
+        ``Params(w, b)``. ``"two_layer"``: ``Params(w, a, b, c)``. Leading axes ``...`` are independent
+        initialisations, all trained on the same data stream.
+    lr : learning rate η > 0.
+    batch : examples per step (≥ 1).
+    steps : number of SGD steps (≥ 0).
+    checkpoints : int C (C evenly spaced step indices in [0, steps]) or a non-decreasing sequence of
+        step indices; the weights after that many steps are recorded. Default 101.
+    n : input size (int or grid tuple) passed to ``task.sample``; default ``w0``'s last axis.
+    model, activation : see :mod:`localization.models` ("neuron" needs "relu").
+    dtype : jnp.float32 (default, fast) or jnp.float64.
+    record_loss : also record the batch loss at each checkpoint (costs one extra batch per checkpoint).
+    balanced : draw exactly ⌊B/2⌋ examples of class 0 and the rest of class 1 (from
+        ``task.model0``/``task.model1``) instead of i.i.d. Bernoulli(½) labels: same expected gradient,
+        slightly less noise, and cheaper (one covariance root per example instead of two).
+    prng : "splitmix" (default; threefry keys, SplitMix64 bits, see module docstring) or "key" (bits
+        from ``key``'s own implementation).
+
+    Returns
+    -------
+    Trajectory with ``times = steps × lr`` (C,), ``steps`` (C,), ``weights`` (..., C, N) (or Params),
+    ``loss`` (..., C) or None.
+    """
+    dtype, lr, ck, params, lead, shape, gaps = _common(w0, n, lr, steps, checkpoints, model, activation, dtype, record_loss)
+    batch = v.integer("batch", batch, minimum=2 if balanced else 1)
+    _check_task(task, balanced)
+    key = _prepare_key(key, prng)
+    dyn, static = _split_task(task)
+    ws, ls = _run_online(
+        key, dyn, static, params, jnp.asarray(lr), gaps, batch=batch, n=_n_arg(shape), model=model,
+        activation=activation, dtype=dtype, record_loss=record_loss, balanced=balanced,
+    )
+    return _trajectory(ck, lr, ws, ls, lead)
+
+
+def stack_tasks(tasks: Sequence[Any], dtype=jnp.float32):
+    """Stack tasks that differ only in array-valued parameters into one task whose leaves have a
+    leading axis of length P = len(tasks) (floating leaves cast to ``dtype``), for :func:`train_sweep`.
+
+    The tasks must be pytrees with the same structure (same static fields, e.g. the same length
+    scales ``xi``) and numeric leaves (e.g. ``NLGP`` gains, ``Kur`` exponents ``k``).
+    """
+    if isinstance(tasks, (str, bytes)) or not isinstance(tasks, Sequence) or len(tasks) == 0:
+        raise TypeError(f"tasks must be a non-empty sequence of tasks, got {tasks!r}")
+    dtype = _float_dtype(dtype)
+    structs = [jax.tree_util.tree_structure(t) for t in tasks]
+    leaves = [jax.tree_util.tree_leaves(t) for t in tasks]
+    if not leaves[0] or not all(_is_numeric_leaf(l) for l in leaves[0]) or leaves[0][0] is tasks[0]:
+        raise TypeError(
+            "tasks must be pytrees with numeric leaves (register the data models with "
+            "jax.tree_util, parameters as leaves); got a task with no numeric leaves: "
+            f"{type(tasks[0]).__name__}"
+        )
+    for i, s in enumerate(structs[1:], 1):
+        if s != structs[0]:
+            raise ValueError(
+                f"tasks must share one structure (same static fields such as xi and the same model types); "
+                f"tasks[{i}] differs from tasks[0]: {s} vs {structs[0]}"
+            )
+
+    def stack(*xs):
+        a = jnp.stack([jnp.asarray(x) for x in xs])
+        return a.astype(dtype) if jnp.issubdtype(a.dtype, jnp.floating) else a
+
+    return jax.tree_util.tree_map(stack, *tasks)
+
+
+def train_sweep(
+    key,
+    tasks: Sequence[Any],
+    w0,
+    *,
+    lr: float,
+    batch: int,
+    steps: int,
+    checkpoints=101,
+    n=None,
+    model: str = "neuron",
+    activation: str = "relu",
+    dtype=jnp.float32,
+    record_loss: bool = False,
+    balanced: bool = False,
+    prng: str = "splitmix",
+) -> Trajectory:
+    """Online SGD (as :func:`train_online`) for every task in ``tasks`` at once (vmap over the tasks'
+    parameters, see :func:`stack_tasks`), with the same initialisations ``w0`` and the same key for
+    every task (common random numbers: e.g. the same latent Gaussians for every NLGP gain).
+
+    Returns
+    -------
+    Trajectory with ``weights`` (P, ..., C, N) and ``loss`` (P, ..., C) (or None), P = len(tasks).
+    """
+    dtype, lr, ck, params, lead, shape, gaps = _common(w0, n, lr, steps, checkpoints, model, activation, dtype, record_loss)
+    batch = v.integer("batch", batch, minimum=2 if balanced else 1)
+    stacked = stack_tasks(tasks, dtype)
+    for t in tasks:
+        _check_task(t, balanced)
+    key = _prepare_key(key, prng)
+    dyn, spec = _split_task(stacked)
+    ws, ls = _run_sweep(
+        key, dyn, spec, params, jnp.asarray(lr), gaps, batch=batch, n=_n_arg(shape), model=model,
+        activation=activation, dtype=dtype, record_loss=record_loss, balanced=balanced,
+    )
+    return _trajectory(ck, lr, ws, ls, lead, extra=(len(tasks),))
+
+
+def train_on_data(
+    x, y, w0, *, lr: float, steps: int, checkpoints=101, model: str = "neuron", activation: str = "relu",
+    dtype=None, record_loss: bool = False,
+) -> Trajectory:
+    """Full-batch gradient descent on a fixed data set ``x`` (M, N), ``y`` (M,), from ``w0`` (leading
+    axes = initialisations). ``dtype`` defaults to ``x``'s floating dtype. Returns a Trajectory."""
+    x = v.float_array("x", x, ndim_min=2)
+    y = v.float_array("y", y, ndim_min=1)
+    if x.ndim != 2 or y.ndim != 1 or x.shape[0] != y.shape[0]:
+        raise ValueError(f"x must be (M, N) and y (M,) with the same M, got shapes {tuple(x.shape)} and {tuple(y.shape)}")
+    if dtype is None:
+        dtype = x.dtype if jnp.issubdtype(x.dtype, jnp.floating) else jnp.float64
+    dtype, lr, ck, params, lead, shape, gaps = _common(w0, None, lr, steps, checkpoints, model, activation, dtype, record_loss)
+    if x.shape[1] != shape[0]:
+        raise ValueError(f"x must have N = {shape[0]} columns (w0's last axis), got shape {tuple(x.shape)}")
+    ws, ls = _run_gd(
+        jnp.asarray(x, dtype), jnp.asarray(y, dtype), params, jnp.asarray(lr), gaps, model=model,
+        activation=activation, record_loss=record_loss,
+    )
+    return _trajectory(ck, lr, ws, ls, lead)
+
+
+def train_full_batch(
+    key, task, w0, *, lr: float, batch: int, steps: int, checkpoints=101, n=None, model: str = "neuron",
+    activation: str = "relu", dtype=jnp.float32, record_loss: bool = False, prng: str = "key",
+) -> Trajectory:
+    """Full-batch gradient descent on one data set of ``batch`` examples drawn once from ``task`` with
+    ``key`` (``task.sample(key, batch, n, dtype)``); otherwise as :func:`train_online`."""
+    _check_task(task, False)
+    batch = v.integer("batch", batch, minimum=1)
+    dtype = _float_dtype(dtype)
+    key = _prepare_key(key, prng)
+    if n is None:
+        if isinstance(w0, _models.Params):
+            N = int(jnp.shape(w0.w)[-1])
+        else:
+            N = int(np.shape(v.float_array("w0", w0, ndim_min=1))[-1])
+        n_arg = N
+    else:
+        n_arg = _n_arg(v.shape("n", n, minimum=1))
+    x, y = task.sample(key, batch, n_arg, dtype)
+    return train_on_data(
+        x, y, w0, lr=lr, steps=steps, checkpoints=checkpoints, model=model, activation=activation,
+        dtype=dtype, record_loss=record_loss,
+    )

@@ -1,0 +1,158 @@
+"""Tests for localization.models: model formulas, activations, initialisation statistics, validation."""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy.special import erf as sp_erf
+
+from localization import models
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(7, 5))
+W = RNG.normal(size=(3, 5))
+B = RNG.normal(size=3)
+
+
+def test_relu_neuron_formula():
+    w = W[0]
+    np.testing.assert_allclose(models.relu_neuron(w, X), np.maximum(X @ w, 0.0), rtol=1e-14)
+
+
+@pytest.mark.parametrize(
+    "activation, f",
+    [
+        ("relu", lambda h: np.maximum(h, 0.0)),
+        ("sigmoid", lambda h: 1.0 / (1.0 + np.exp(-h))),
+        ("erf", lambda h: sp_erf(h / math.sqrt(2.0))),
+    ],
+)
+def test_committee_and_two_layer_formulas(activation, f):
+    h = X @ W.T + B
+    np.testing.assert_allclose(models.committee(W, X, activation, B), f(h).mean(-1), rtol=1e-13)
+    np.testing.assert_allclose(models.committee(W, X, activation), f(X @ W.T).mean(-1), rtol=1e-13)
+    a = RNG.normal(size=3)
+    p = models.Params(w=W, b=B, a=a, c=0.25)
+    np.testing.assert_allclose(models.two_layer(p, X, activation), 0.25 + f(h) @ a / 3, rtol=1e-13)
+    np.testing.assert_allclose(
+        models.two_layer(models.Params(w=W, a=a), X, activation), f(X @ W.T) @ a / 3, rtol=1e-13
+    )
+
+
+def test_committee_with_one_relu_unit_is_the_neuron():
+    np.testing.assert_allclose(models.committee(W[:1], X, "relu"), models.relu_neuron(W[0], X), rtol=1e-15)
+
+
+def test_predict_dispatch():
+    np.testing.assert_allclose(models.predict("neuron", W[0], X), models.relu_neuron(W[0], X))
+    np.testing.assert_allclose(models.predict("committee", W, X, "erf"), models.committee(W, X, "erf"))
+    np.testing.assert_allclose(
+        models.predict("committee", models.Params(W, B), X, "erf"), models.committee(W, X, "erf", B)
+    )
+    p = models.Params(W, B, np.ones(3))
+    np.testing.assert_allclose(models.predict("two_layer", p, X, "relu"), models.two_layer(p, X, "relu"))
+
+
+def test_models_under_jit_and_grad():
+    g = jax.grad(lambda w: jnp.sum(models.relu_neuron(w, X)))(W[0])
+    np.testing.assert_allclose(g, ((X @ W[0]) > 0) @ X, rtol=1e-14)
+    out = jax.jit(models.committee, static_argnums=2)(W, X, "sigmoid")
+    np.testing.assert_allclose(out, models.committee(W, X, "sigmoid"), rtol=1e-14)
+
+
+# --------------------------------------------------------------------------------------- init
+def test_init_weights_xavier_variance_times_init_scale():
+    key = jax.random.key(3)
+    w = models.init_weights(key, 40, 0.001, num=20_000)
+    assert w.shape == (20_000, 40) and w.dtype == jnp.float64
+    target = 0.001 * 2.0 / (40 + 1)
+    var = float(jnp.var(w))  # 800 000 draws: relative std of the estimate ~ sqrt(2/8e5) = 0.16 %
+    assert abs(var / target - 1) < 0.01
+    assert abs(float(jnp.mean(w))) < 4 * math.sqrt(target / w.size)
+    W2 = models.init_weights(key, (10, 40), 0.1, num=2000, dtype=jnp.float32)
+    assert W2.shape == (2000, 10, 40) and W2.dtype == jnp.float32
+    assert abs(float(jnp.var(W2)) / (0.1 * 2.0 / 50) - 1) < 0.01
+    # reproducible and independent across keys
+    np.testing.assert_array_equal(models.init_weights(key, 40, 0.001), models.init_weights(key, 40, 0.001))
+    assert not np.allclose(models.init_weights(key, 40), models.init_weights(jax.random.key(4), 40))
+    assert models.init_weights(key, (40,)).shape == (40,)
+
+
+def test_init_params_shapes():
+    key = jax.random.key(0)
+    p = models.init_params(key, 10, 40, 0.1, model="committee", bias=True, num=3)
+    assert p.w.shape == (3, 10, 40) and p.b.shape == (3, 10) and p.a is None and p.c is None
+    r = models.init_params(key, 4, 6, model="two_layer", bias=True, num=2)
+    assert r.w.shape == (2, 4, 6) and r.a.shape == (2, 4) and r.b.shape == (2, 4)
+    assert r.c.shape == (2,) and np.all(np.asarray(r.c) == 0)
+
+
+# --------------------------------------------------------------------------------------- validation
+def test_activation_validation():
+    with pytest.raises(ValueError, match="activation must be one of"):
+        models.activation_fn("tanh")
+    with pytest.raises(TypeError, match="activation must be a string"):
+        models.activation_fn(None)
+    with pytest.raises(ValueError, match="activation"):
+        models.committee(W, X, "softplus")
+
+
+def test_model_argument_validation():
+    with pytest.raises(ValueError, match="w must be a single"):
+        models.relu_neuron(W, X)
+    with pytest.raises(ValueError, match="x must have last axis"):
+        models.relu_neuron(W[0], X[:, :4])
+    with pytest.raises(ValueError, match=r"x must be a \(num, N\) batch"):
+        models.relu_neuron(W[0], X[None])
+    with pytest.raises(TypeError, match="w must be an array"):
+        models.relu_neuron("w", X)
+    with pytest.raises(ValueError, match="W must be a"):
+        models.committee(W[None], X)
+    with pytest.raises(ValueError, match="b must have shape"):
+        models.committee(W, X, "relu", B[:2])
+    with pytest.raises(TypeError, match="params must be"):
+        models.two_layer((W, B), X)
+    with pytest.raises(ValueError, match="params.a"):
+        models.two_layer(models.Params(W), X)
+    with pytest.raises(ValueError, match="params.a must have shape"):
+        models.two_layer(models.Params(W, a=np.ones(2)), X)
+    with pytest.raises(ValueError, match="params.c must be a scalar"):
+        models.two_layer(models.Params(W, a=np.ones(3), c=np.ones(2)), X)
+    with pytest.raises(ValueError, match="model must be one of"):
+        models.predict("cnn", W[0], X)
+    with pytest.raises(ValueError, match="activation must be 'relu'"):
+        models.predict("neuron", W[0], X, "sigmoid")
+    with pytest.raises(ValueError, match="params.a and params.c must be None"):
+        models.predict("committee", models.Params(W, a=np.ones(3)), X)
+
+
+def test_init_validation():
+    key = jax.random.key(0)
+    with pytest.raises(ValueError, match="init_scale must be positive"):
+        models.init_weights(key, 4, 0.0)
+    with pytest.raises(TypeError, match="init_scale must be a real number"):
+        models.init_weights(key, 4, "big")
+    with pytest.raises(TypeError, match="key must be a single JAX PRNG key"):
+        models.init_weights(0, 4)
+    with pytest.raises(ValueError, match="shape"):
+        models.init_weights(key, (2, 3, 4))
+    with pytest.raises(ValueError, match=r"shape\[0\] must be an integer >= 1"):
+        models.init_weights(key, 0)
+    with pytest.raises(ValueError, match="num must be an integer >= 1"):
+        models.init_weights(key, 4, num=0)
+    with pytest.raises(TypeError, match="dtype"):
+        models.init_weights(key, 4, dtype=jnp.int32)
+    with pytest.raises(ValueError, match="model must be 'committee' or 'two_layer'"):
+        models.init_params(key, 2, 4, model="neuron")
+    with pytest.raises(TypeError, match="bias must be a bool"):
+        models.init_params(key, 2, 4, bias=1)
+    with pytest.raises(ValueError, match="K must be an integer >= 1"):
+        models.init_params(key, 0, 4)
+    with pytest.raises(ValueError, match="N must be an integer >= 1"):
+        models.init_params(key, 2, 0)
+    with pytest.raises(ValueError, match="num must be an integer >= 1"):
+        models.init_params(key, 2, 4, num=0)
+    with pytest.raises(ValueError, match="init_scale must be positive"):
+        models.init_params(key, 2, 4, -1.0)

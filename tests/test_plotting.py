@@ -1,0 +1,126 @@
+"""Tests for localization.plotting: what is drawn (colours, data, limits) and argument validation."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from localization import models, plotting, train  # noqa: E402
+from localization._marginals import GaussianMarginal, RademacherMarginal  # noqa: E402
+
+
+@pytest.fixture
+def ax():
+    fig, ax = plt.subplots()
+    yield ax
+    plt.close(fig)
+
+
+def test_use_book_style_sets_rcparams():
+    with matplotlib.rc_context():
+        style = plotting.use_book_style()
+        assert matplotlib.rcParams["axes.spines.top"] is False
+        assert style["font.size"] == matplotlib.rcParams["font.size"]
+
+
+def test_field_evolution_colours_run_blue_to_red(ax):
+    w = np.stack([np.sin(np.arange(8) + c) for c in range(5)])
+    times = np.linspace(0.0, 2.0, 5)
+    lines, cb = plotting.plot_field_evolution(ax, w, times)
+    assert len(lines) == 5 and cb is not None
+    np.testing.assert_allclose(lines[2].get_ydata(), w[2])
+    first, last = (np.array(matplotlib.colors.to_rgb(l.get_color())) for l in (lines[0], lines[-1]))
+    assert first[2] > first[0] and last[0] > last[2]  # blue early, red late
+    assert cb.mappable.norm.vmin == 0.0 and cb.mappable.norm.vmax == 2.0
+
+
+def test_field_evolution_from_trajectory_with_index_and_unit(ax):
+    tr = train.Trajectory(times=np.array([0.0, 1.0, 2.0]), steps=np.array([0, 10, 20]), weights=np.ones((4, 3, 6)))
+    lines, cb = plotting.plot_field_evolution(ax, tr, index=1, colorbar=False, every=2)
+    assert len(lines) == 2 and cb is None  # checkpoints 0 and 2 (the last is always drawn)
+    p = models.Params(w=np.ones((3, 2, 6)))  # (C, K, N)
+    lines, _ = plotting.plot_field_evolution(ax, train.Trajectory(np.arange(3.0), np.arange(3), p), unit=1, colorbar=False)
+    assert len(lines) == 3
+
+
+def test_field_evolution_validation(ax):
+    w = np.ones((3, 5))
+    t = np.arange(3.0)
+    with pytest.raises(ValueError, match="times must be given"):
+        plotting.plot_field_evolution(ax, w)
+    with pytest.raises(ValueError, match=r"times must have shape \(C,\)"):
+        plotting.plot_field_evolution(ax, w, np.arange(4.0))
+    with pytest.raises(ValueError, match="pass index"):
+        plotting.plot_field_evolution(ax, np.ones((2, 3, 5)), t)
+    with pytest.raises(ValueError, match="index"):
+        plotting.plot_field_evolution(ax, np.ones((2, 3, 5)), t, index=5)
+    with pytest.raises(ValueError, match="cmap"):
+        plotting.plot_field_evolution(ax, w, t, cmap="no-such-map")
+    with pytest.raises(TypeError, match="colorbar must be a bool"):
+        plotting.plot_field_evolution(ax, w, t, colorbar="yes")
+    with pytest.raises(ValueError, match="every must be an integer >= 1"):
+        plotting.plot_field_evolution(ax, w, t, every=0)
+    with pytest.raises(TypeError, match="ax must be a Matplotlib Axes"):
+        plotting.plot_field_evolution(None, w, t)
+    with pytest.raises(ValueError, match="unit must select"):
+        plotting.plot_field_evolution(ax, models.Params(w=np.ones((3, 2, 5))), t)
+    with pytest.raises(ValueError, match="unit is only meaningful"):
+        plotting.plot_field_evolution(ax, w, t, unit=0)
+
+
+def test_receptive_field_line_and_grid(ax):
+    line = plotting.plot_receptive_field(ax, np.arange(6.0))
+    np.testing.assert_allclose(line.get_ydata(), np.arange(6.0))
+    img = plotting.plot_receptive_field(ax, np.arange(6.0) - 2, n=(2, 3))
+    assert img.get_array().shape == (2, 3) and img.norm.vmin == -3 and img.norm.vmax == 3
+    with pytest.raises(ValueError, match="does not match"):
+        plotting.plot_receptive_field(ax, np.ones(6), n=(2, 2))
+    with pytest.raises(ValueError, match="w must be a single"):
+        plotting.plot_receptive_field(ax, np.ones((2, 3)))
+    with pytest.raises(ValueError, match="n must be an int or a 2-D grid"):
+        plotting.plot_receptive_field(ax, np.ones(8), n=(2, 2, 2))
+
+
+def test_plot_marginal_continuous_and_discrete(ax):
+    arts = plotting.plot_marginal(ax, GaussianMarginal(), gaussian_reference=True, samples=np.linspace(-2, 2, 50))
+    curve = arts[1]
+    x, p = curve.get_xdata(), curve.get_ydata()
+    np.testing.assert_allclose(p, np.exp(-x * x / 2) / np.sqrt(2 * np.pi), rtol=1e-12)
+    lo, hi = ax.get_xlim()
+    assert -4.0 < lo < -3.0 and 3.0 < hi < 4.0  # central 99.8 % (±3.09) padded by 10 %
+    fig, ax2 = plt.subplots()
+    plotting.plot_marginal(ax2, RademacherMarginal())
+    assert ax2.get_ylabel() == "probability" and ax2.get_ylim()[1] == pytest.approx(0.5 * 1.15)
+    plt.close(fig)
+
+
+def test_plot_marginal_validation(ax):
+    with pytest.raises(TypeError, match="marginal must be"):
+        plotting.plot_marginal(ax, object())
+    with pytest.raises(ValueError, match="xlim must satisfy"):
+        plotting.plot_marginal(ax, GaussianMarginal(), xlim=(1.0, -1.0))
+    with pytest.raises(ValueError, match=r"xlim must be \(lo, hi\)"):
+        plotting.plot_marginal(ax, GaussianMarginal(), xlim=(1.0,))
+    with pytest.raises(ValueError, match="ymax must be positive"):
+        plotting.plot_marginal(ax, GaussianMarginal(), ymax=0.0)
+    with pytest.raises(ValueError, match="bins must be an integer >= 1"):
+        plotting.plot_marginal(ax, GaussianMarginal(), bins=0)
+    with pytest.raises(TypeError, match="gaussian_reference must be a bool"):
+        plotting.plot_marginal(ax, GaussianMarginal(), gaussian_reference=1)
+
+
+def test_plot_samples(ax):
+    x = np.arange(12.0).reshape(3, 4)
+    lines = plotting.plot_samples(ax, x, np.array([0, 1, 1]), num=2, offset=10.0)
+    assert len(lines) == 2
+    np.testing.assert_allclose(lines[1].get_ydata(), x[1] + 10.0)
+    assert matplotlib.colors.to_hex(lines[1].get_color()) == plotting.CLASS_COLORS[1]
+    with pytest.raises(ValueError, match="y must have shape"):
+        plotting.plot_samples(ax, x, np.zeros(2))
+    with pytest.raises(ValueError, match="num must be an integer >= 1"):
+        plotting.plot_samples(ax, x, num=0)
+    with pytest.raises(ValueError, match=r"x must be a \(M, N\) batch"):
+        plotting.plot_samples(ax, np.ones((2, 2, 2)))
