@@ -57,12 +57,14 @@ BOOK_STYLE = {
 }
 
 
-def use_book_style() -> dict:
-    """Apply the book's Matplotlib rcParams (:data:`BOOK_STYLE`) and return them."""
+def use_book_style() -> None:
+    """Apply the book's Matplotlib rcParams (:data:`BOOK_STYLE`).
+
+    Returns nothing, so that calling it as the last line of a notebook cell prints nothing.
+    """
     import matplotlib as mpl
 
     mpl.rcParams.update(BOOK_STYLE)
-    return dict(BOOK_STYLE)
 
 
 def _check_ax(ax):

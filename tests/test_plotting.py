@@ -21,9 +21,10 @@ def ax():
 
 def test_use_book_style_sets_rcparams():
     with matplotlib.rc_context():
-        style = plotting.use_book_style()
+        assert plotting.use_book_style() is None
         assert matplotlib.rcParams["axes.spines.top"] is False
-        assert style["font.size"] == matplotlib.rcParams["font.size"]
+        for name, value in plotting.BOOK_STYLE.items():
+            assert matplotlib.rcParams[name] == (list(value) if isinstance(value, tuple) else value), name
 
 
 def test_field_evolution_colours_run_blue_to_red(ax):
