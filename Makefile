@@ -11,11 +11,11 @@ VENDOR := _assets/vendor/.installed
 CHAPTERS := $(shell grep -l '^kernelspec:' book/*.md)
 REFERENCES := $(patsubst book/%.md,tests/references/%.ipynb,$(CHAPTERS))
 
-# Same settings for every command: CPU JAX, no GPU memory grab, no warnings about missing GPUs.
+# Same settings for every command: CPU JAX, no GPU memory grab. (Do not set MPLBACKEND: glued
+# figures need the notebook's inline backend.)
 export JAX_PLATFORMS := cpu
 export XLA_PYTHON_CLIENT_PREALLOCATE := false
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
-export MPLBACKEND := Agg
 
 .PHONY: help env book test test-unit test-notebooks test-references test-site lab serve references bench lock clean offline-assets browser
 

@@ -356,8 +356,8 @@ def kur_transform(z, k):
 class KurMarginal(Marginal):
     """Law of X = q_k(U)/𝒵_k, U uniform; CDF of 𝒵_k X is F_k (paper Eq. (4), App. A.2).
 
-    Density of Y = 𝒵_k X: f_k(y) = (1/2) (1 + |y|^k)^(-(k+1)/k); tail ~ |y|^(-k-1)/2, so E|Y|^m < inf
-    iff m < k: variance finite iff k > 2, fourth moment finite iff k > 4.
+    Density of ``Y = 𝒵_k X``: ``f_k(y) = (1/2) (1 + |y|**k)**(-(k+1)/k)``; tail ``~ |y|**(-k-1) / 2``, so
+    ``E|Y|**m < inf`` iff ``m < k``: variance finite iff k > 2, fourth moment finite iff k > 4.
     """
 
     k: float

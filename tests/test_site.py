@@ -88,6 +88,16 @@ def test_page_renders_offline(page):
         assert "\\(" not in re.sub(r"<(script|pre|code)[\s\S]*?</\1>", "", dom), f"{page}: raw TeX left"
 
 
+@pytest.mark.parametrize("page", PAGES)
+def test_every_figure_shows_an_image(page):
+    """A glued figure that lost its picture renders as the text '<Figure size ...>'."""
+    source = (SITE / f"{page}.html").read_text(encoding="utf-8")
+    figures = re.findall(r"<figure[\s\S]*?</figure>", source)
+    missing = [f[:120] for f in figures if "<img" not in f]
+    assert not missing, f"{page}: figures without an image: {missing}"
+    assert "&lt;Figure size" not in source, f"{page}: a figure was rendered as text"
+
+
 def test_landing_page_uses_every_convention():
     dom = render("book/intro")
     assert dom.count("<mjx-container") >= 3, "math did not render"
