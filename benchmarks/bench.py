@@ -189,46 +189,16 @@ def investigate():
     run("normal + MSE grad, 30 inits", lambda k: jnp.broadcast_to(grad(k, 30).sum(), (B, N)), k)
 
 
-def project_data_speedups():
-    """Projection of two suggested changes to ``localization.data`` (NOT applied to the library):
-    (1) float32 normals from ``localization._prng.normal`` (Giles erfinv) instead of
-    ``jax.random.normal`` (XLA erf_inv); (2) ``_same_leaves`` treating identical tracers as equal,
-    so that, with train's leaf de-duplication, one transform serves both classes. Patched in this
-    process only, to measure what the changes would buy."""
-    from localization import _prng
-
-    orig_normal = jax.random.normal
-
-    def normal(key, shape=(), dtype=float, *args, **kwargs):
-        if jnp.dtype(dtype) == jnp.float32 and not args and not kwargs:
-            return _prng.normal(key, shape, dtype)
-        return orig_normal(key, shape, dtype, *args, **kwargs)
-
-    jax.random.normal = normal
-    orig_same = data._same_leaves
-
-    def same(m0, m1):
-        if all(getattr(m0, f) is getattr(m1, f) for f in type(m0)._leaf_fields):
-            return True
-        return orig_same(m0, m1)
-
-    data._same_leaves = same
-    print("NOTE: projected data.py speed-ups applied in this process (fast float32 normal, shared transform)")
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--only", choices=["a", "b", "c"], default=None)
     p.add_argument("--investigate", action="store_true")
     p.add_argument("--all-variants", action="store_true", help="(a) also with threefry bits and balanced labels")
-    p.add_argument("--project-data-speedups", action="store_true", help="patch data.py (this process only), see project_data_speedups")
     p.add_argument("--fig5-steps", type=int, default=2000)
     p.add_argument("--fig5-every", type=int, default=250)
     p.add_argument("--fig5-tol", type=float, default=0.02)
     args = p.parse_args()
     print(f"jax {jax.__version__}, {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.2f}")
-    if args.project_data_speedups:
-        project_data_speedups()
     peak = matmul_gflops()
     print(f"float32 matmul (2048^2): {peak:.1f} GFLOP/s")
     if args.investigate:

@@ -86,7 +86,7 @@ class GaussianClone(_data.DataModel):
     def _sample(self, key, num, shape, dtype):
         """``num`` draws, shape (num, N): ``G @ Σ^{1/2}`` with G standard normal (Σ^{1/2} symmetric)."""
         root = _root(self.source, shape)
-        g = jax.random.normal(key, (num, root.shape[0]), dtype)
+        g = _data._std_normal(key, (num, root.shape[0]), dtype)
         return g @ jnp.asarray(root, dtype)
 
 

@@ -182,7 +182,7 @@ class RootedKur(_data.DataModel):
     """Kur(k) with the latent covariance given by its symmetric root ``root`` (N, N) instead of ξ.
 
     ``RootedKur.of(xi, k, n)`` samples exactly what ``data.Kur(xi, k)`` samples for the same key
-    (the latent Gaussian is ``normal(key, (num, N)) @ root`` with ``root = data.covariance_sqrt(xi, n)``,
+    (the latent Gaussian is ``data._std_normal(key, (num, N)) @ root`` with ``root = data.covariance_sqrt(xi, n)``,
     then the copula map of paper Eq. (4)). Both ``root`` and ``k`` are pytree leaves, so a stack of
     these models with different length-scales can be trained in one ``vmap``
     (:func:`localization.train.train_sweep`). 1-D inputs only.
@@ -220,7 +220,7 @@ class RootedKur(_data.DataModel):
             raise ValueError(f"n must be {N} (the size of root) for RootedKur, got {shape}")
 
     def _sample(self, key, num, shape, dtype):
-        g = jax.random.normal(key, (num, shape[0]), dtype)
+        g = _data._std_normal(key, (num, shape[0]), dtype)  # the same draws as data.Kur
         z = g @ jnp.asarray(self.root, dtype)
         return _kur_transform(z, jnp.asarray(self.k, dtype))
 

@@ -246,3 +246,26 @@ def test_bad_sample_arguments():
         data.SinglePulse(0.5, 0.55).sample(KEY, 10, 3)
     with pytest.raises(TypeError, match="key"):
         data.LengthscaleTask.of(data.Gaussian, xi=(1.0, 2.0)).sample(1, 10, 5)
+
+
+def test_task_shares_transform_for_identical_tracer_and_fast_float32_normals():
+    """A gain shared by both classes as one tracer (as train passes it under jit/vmap) gives the same
+    samples as concrete equal gains (one transform); float32 draws use _prng.normal, float64 jax's."""
+    from localization import _prng
+
+    assert data._same_leaves(data.NLGP(1.0, 3.0), data.NLGP(2.0, 3.0))
+    assert not data._same_leaves(data.NLGP(1.0, 3.0), data.NLGP(2.0, 4.0))
+
+    def f(g):
+        m0, m1 = data.NLGP(1.0, 3.0), data.NLGP(2.0, 3.0)
+        m0, m1 = (jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(m), [g]) for m in (m0, m1))
+        assert data._same_leaves(m0, m1)  # the same tracer
+        return data.LengthscaleTask(m0, m1).sample(KEY, 64, 12, jnp.float32)[0]
+
+    ref = data.LengthscaleTask.of(data.NLGP, xi=(1.0, 2.0), gain=3.0).sample(KEY, 64, 12, jnp.float32)[0]
+    np.testing.assert_allclose(np.asarray(jax.jit(f)(jnp.float64(3.0))), np.asarray(ref), rtol=0, atol=1e-6)
+    for dtype in (jnp.float32, jnp.float64):
+        got = data._std_normal(KEY, (5, 7), dtype)
+        want = _prng.normal(KEY, (5, 7)) if dtype == jnp.float32 else jax.random.normal(KEY, (5, 7), dtype)
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
