@@ -138,6 +138,32 @@ def test_linear_deviation_and_crossings():
     np.testing.assert_allclose(roots, [0.37], atol=1e-10)
 
 
+def test_evaluate_amplifier_equals_phi_and_pads_exactly():
+    from localization import data, theory
+
+    # zero nodes of zero weight change nothing; rules of different sizes share one padded size
+    grid = np.linspace(-1, 1, 257)
+    sizes = set()
+    for m in (data.NLGP(0.7, 0.1).marginal, data.NLGP(0.7, 3.0).marginal, data.Kur(0.7, 5.0).marginal,
+              data.Kur(0.7, 20.0).marginal):
+        phi = theory.amplifier(m)
+        padded = d._pad_quadrature(phi)
+        n_phi, n_pad = phi.params[0].shape[0], padded.params[0].shape[0]
+        assert n_pad % d._PAD == 0 and n_phi <= n_pad < n_phi + d._PAD
+        assert np.max(np.abs(np.asarray(padded.core(grid)) - np.asarray(phi.core(grid)))) < 1e-15
+        assert np.max(np.abs(d.evaluate_amplifier(phi, grid) - np.asarray(phi(grid)))) < 1e-15
+        sizes.add(n_pad)
+    assert sizes == {1024, 2048}
+    # closed forms, the Taylor polynomial and plain callables are evaluated unchanged; shapes kept
+    for phi in (Amplifier.binary(1.0), Amplifier.gaussian(1.0), theory.amplifier_taylor(data.Kur(0.7, 5.0).marginal)):
+        assert d._pad_quadrature(phi) is phi
+        assert np.max(np.abs(d.evaluate_amplifier(phi, grid) - np.asarray(phi(grid)))) < 1e-15
+    assert np.array_equal(d.evaluate_amplifier(jnp.sin, grid), np.sin(grid))
+    assert d.evaluate_amplifier(Amplifier.binary(1.0), 1.0).shape == ()
+    assert d.evaluate_amplifier(Amplifier.binary(1.0), np.zeros((2, 3))).shape == (2, 3)
+    assert float(d.evaluate_amplifier(Amplifier.binary(1.0), 1.0)) == 1.0  # phi(1) = E|X|
+
+
 def test_family_root():
     fam = lambda p: SimpleNamespace(excess_kurtosis=3.0 - p)  # noqa: E731
     root = d.family_root(fam, lambda m: m.excess_kurtosis, (0.0, 10.0))
@@ -208,6 +234,14 @@ def test_validation_errors():
         d.linear_crossings(Amplifier.binary(1.0), num=2)
     with pytest.raises(ValueError, match="tol must be positive"):
         d.linear_crossings(Amplifier.binary(1.0), tol=0.0)
+    with pytest.raises(TypeError, match="phi must be callable"):
+        d.evaluate_amplifier(3.0, 0.5)
+    with pytest.raises(ValueError, match=r"a must be finite and lie in \[-1, 1\]"):
+        d.evaluate_amplifier(Amplifier.binary(1.0), [0.5, -1.5])
+    with pytest.raises(ValueError, match=r"a must be finite and lie in \[-1, 1\]"):
+        d.evaluate_amplifier(Amplifier.binary(1.0), np.nan)
+    with pytest.raises(TypeError, match="a must be a real number or array"):
+        d.evaluate_amplifier(Amplifier.binary(1.0), np.array([True]))
     # family_root
     fam = lambda p: SimpleNamespace(s=p)  # noqa: E731
     stat = lambda m: m.s  # noqa: E731

@@ -31,6 +31,7 @@ import numpy as np
 
 from localization import _validation as v
 from localization._prng import splitmix_key
+from localization.theory import derivation
 
 __all__ = [
     "normalized_distance",
@@ -428,9 +429,7 @@ def tabulate_amplifier(phi, num=4097):
     if not callable(phi):
         raise TypeError(f"phi must be callable (e.g. theory.amplifier(marginal)), got {type(phi).__name__}")
     grid = np.linspace(-1.0, 1.0, num)
-    # the grid lies in [-1, 1] by construction: use the unvalidated (jit-safe) core when there is one
-    evaluate = getattr(phi, "core", phi)
-    values = np.asarray(evaluate(jnp.asarray(grid)), dtype=np.float64)
+    values = derivation.evaluate_amplifier(phi, grid)  # one compiled evaluation
     if values.shape != grid.shape or not np.all(np.isfinite(values)):
         raise ValueError("phi must return finite values of the input's shape on [-1, 1]")
     values = 0.5 * (values - values[::-1])  # exact oddness (φ is odd, Lemma B.1)

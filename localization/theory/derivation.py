@@ -13,6 +13,8 @@ of samples or *evaluated* in closed form, so that the book can check every step 
   the Gaussian approximation of :math:`\langle w,X\rangle\mid X_i` (A1–A3, App. C.2);
 * :func:`linear_deviation`, :func:`linear_crossings` — where φ lies above or below the linear
   reference :math:`\sqrt{2/\pi}\,a` (§3.2, App. B.1);
+* :func:`evaluate_amplifier` — φ at concrete points in one compiled call (used by the two above and
+  by the tabulated amplifier of ``theory.comparison``);
 * :func:`family_root` — the parameter value at which a statistic of a family of marginals crosses a
   target (e.g. the k of Kur(k) with zero excess kurtosis).
 
@@ -23,6 +25,7 @@ Shapes: weights ``(..., n)``, batches ``(num, n)``, labels ``(num,)``. Everythin
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Callable, NamedTuple
 
@@ -43,6 +46,7 @@ __all__ = [
     "gaussian_gated_mean",
     "empirical_gate_probability",
     "gaussian_gate_probability",
+    "evaluate_amplifier",
     "linear_deviation",
     "linear_crossings",
     "family_root",
@@ -305,6 +309,57 @@ def gaussian_gate_probability(w, sigma, i, x):
 # -------------------------------------------------------------------------------------------------
 # App. B.1: phi against the linear reference
 # -------------------------------------------------------------------------------------------------
+_PAD = 1024  # quadrature rules are padded to a multiple of this many nodes before evaluation
+
+
+def _pad_quadrature(phi):
+    """The same φ with its quadrature rule padded by zero nodes of zero weight to a multiple of
+    ``_PAD`` nodes. Exact: a node at 0 adds ``erf(0) · 0 · 0 = 0`` to the sum. Amplifiers of different
+    marginals (a gain or k sweep: 650–1900 nodes) then share one compiled evaluation."""
+    if getattr(phi, "kind", None) != "quadrature" or not dataclasses.is_dataclass(phi):
+        return phi
+    nodes, weights = (np.asarray(p, dtype=np.float64) for p in phi.params)
+    extra = -nodes.size % _PAD
+    if extra == 0:
+        return phi
+    pad = np.zeros(extra)
+    return dataclasses.replace(phi, params=(jnp.asarray(np.concatenate([nodes, pad])),
+                                            jnp.asarray(np.concatenate([weights, pad]))))
+
+
+@jax.jit
+def _evaluate_core(phi, a):
+    return phi.core(a)
+
+
+def evaluate_amplifier(phi, a):
+    r"""φ(a) at concrete points ``a`` (any shape, finite, in [-1, 1]; checked) → float64 NumPy array.
+
+    The same values as ``phi(a)``, computed in one compiled call. Calling a quadrature amplifier
+    eagerly runs a chain of array operations that JAX compiles one by one for every new shape (the
+    number of quadrature nodes differs between marginals), which dominates the cost of evaluating φ
+    for many marginals. Here pytree amplifiers (``theory.Amplifier``, ``theory.CubicTaylor``,
+    ``comparison.TabulatedAmplifier``) go through one ``jit``-compiled evaluation, compiled once per
+    amplifier kind, shape of ``a`` and quadrature size (rules padded to a multiple of 1024 nodes with
+    zero-weight nodes, which is exact); other callables are called directly.
+    """
+    if not callable(phi):
+        raise TypeError(f"phi must be callable, got {type(phi).__name__}")
+    a = np.asarray(a)
+    if not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
+        raise TypeError(f"a must be a real number or array, got dtype {a.dtype}")
+    a = a.astype(np.float64)
+    if not np.all(np.isfinite(a)) or np.any(np.abs(a) > 1):
+        raise ValueError("a must be finite and lie in [-1, 1]")
+    if getattr(phi, "core", None) is None:
+        return np.asarray(phi(jnp.asarray(a)), dtype=np.float64)
+    try:
+        out = _evaluate_core(_pad_quadrature(phi), jnp.asarray(a))
+    except TypeError:  # not a pytree of arrays: evaluate directly
+        out = phi.core(jnp.asarray(a))
+    return np.asarray(out, dtype=np.float64)
+
+
 def linear_deviation(phi, a):
     r""":math:`\varphi(a)-\sqrt{2/\pi}\,a`: positive = super-linear, negative = sub-linear (paper §3.2).
 
@@ -316,7 +371,7 @@ def linear_deviation(phi, a):
     a = np.asarray(v.float_array("a", np.atleast_1d(np.asarray(a, dtype=np.float64))), dtype=np.float64)
     if not np.all(np.isfinite(a)) or np.any(np.abs(a) > 1):
         raise ValueError("a must be finite and lie in [-1, 1]")
-    return np.asarray(phi(jnp.asarray(a))) - _SQRT_2_OVER_PI * a
+    return evaluate_amplifier(phi, a) - _SQRT_2_OVER_PI * a
 
 
 def linear_crossings(phi, num=2001, tol=1e-12):
