@@ -10,16 +10,9 @@ jax.config.update("jax_enable_x64", True)
 
 import localization  # noqa: E402,F401  (fails collection early if the package does not import)
 
-# Payloads nbval must not compare: figures (glued or displayed) and widget views. Everything a
-# chapter prints or returns as text is compared with its committed reference.
-_UNCOMPARED = (
-    "image/png",
-    "image/jpeg",
-    "image/svg+xml",
-    "application/papermill.record/image/png",
-    "application/papermill.record/image/svg+xml",
-    "application/vnd.jupyter.widget-view+json",
-)
+# Payloads nbval must not compare (figures and widget views): the list the reference notebooks are
+# stripped of. Everything a chapter prints or returns as text is compared with its reference.
+from strip_reference import UNCOMPARED as _UNCOMPARED  # noqa: E402  (tests/ is on sys.path)
 
 
 def pytest_collection_modifyitems(session, config, items):
