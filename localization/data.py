@@ -491,6 +491,12 @@ class StudentT(_XiModel):
 
 
 class _Elliptical(_XiModel):
+    """Shared by the elliptical laws: a length-scale ``xi`` and the dimension ``dim`` of the marginal."""
+
+    def __post_init__(self):
+        self._check_xi()
+        object.__setattr__(self, "dim", V.integer("dim", self.dim, 2))
+
     def _check_shape(self, shape):
         if math.prod(shape) != self.dim:
             raise ValueError(
@@ -512,10 +518,6 @@ class EllipseSurface(_Elliptical):
     xi: float
     dim: int = 40
 
-    def __post_init__(self):
-        self._check_xi()
-        object.__setattr__(self, "dim", V.integer("dim", self.dim, 2))
-
     @property
     def marginal(self):
         return SphereMarginal(self.dim)
@@ -533,10 +535,6 @@ class RadialElliptical(_Elliptical):
 
     xi: float
     dim: int = 40
-
-    def __post_init__(self):
-        self._check_xi()
-        object.__setattr__(self, "dim", V.integer("dim", self.dim, 2))
 
     @property
     def marginal(self):
