@@ -7,12 +7,18 @@ r"""Measurements of receptive fields and samples, shared by simulation and theor
 * :func:`circular_distance`, :func:`peaks_agree` — periodic distance between positions, and the
   paper's "peaks match" criterion of Section 4.2 (within ±``tolerance`` positions).
 * :func:`sample_excess_kurtosis` — plug-in estimate :math:`m_4/m_2^2-3` along an axis.
+* :func:`circular_autocorr` — per-sample circular autocovariance of periodic signals (via the FFT).
+* :func:`mean_and_se` — mean over independent samples and its standard error.
 
-All functions act along the last axis of the weights (``(..., N)`` → ``(...)``) so they apply to a
-whole ``Trajectory.weights`` array at once.
+The receptive-field functions act along the last axis of the weights (``(..., N)`` → ``(...)``) so
+they apply to a whole ``Trajectory.weights`` array at once. :func:`circular_autocorr` and
+:func:`mean_and_se` are NumPy (float64) helpers for Monte Carlo checks on samples; they are not
+traceable under ``jit``.
 """
 
 from __future__ import annotations
+
+import math
 
 import jax
 import jax.numpy as jnp
@@ -20,7 +26,15 @@ import numpy as np
 
 from localization import _validation as v
 
-__all__ = ["ipr", "peak_position", "circular_distance", "peaks_agree", "sample_excess_kurtosis"]
+__all__ = [
+    "ipr",
+    "peak_position",
+    "circular_distance",
+    "peaks_agree",
+    "sample_excess_kurtosis",
+    "circular_autocorr",
+    "mean_and_se",
+]
 
 
 def _is_traced(x) -> bool:
@@ -166,3 +180,75 @@ def sample_excess_kurtosis(x, axis: int = 0):
     if not _is_traced(m2) and np.any(np.asarray(m2) == 0):
         raise ValueError("x is constant along the sample axis: excess kurtosis undefined (m_2 = 0)")
     return m4 / (m2 * m2) - 3.0
+
+
+def _finite_float64(name, x, ndim_min):
+    x = v.float_array(name, x, ndim_min=ndim_min)
+    x = np.asarray(x, dtype=np.float64)
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{name} must be finite (got inf or NaN entries)")
+    return x
+
+
+def circular_autocorr(x):
+    r"""Circular autocovariance of each periodic signal along the last axis.
+
+    .. math:: s_{\dots,d} = \frac1N \sum_{i=0}^{N-1} x_{\dots,i}\, x_{\dots,(i+d) \bmod N},
+       \qquad d = 0, \dots, N-1,
+
+    computed as :math:`\mathrm{irfft}(|\mathrm{rfft}(x)|^2)/N`. No mean is subtracted: for centred
+    data (S3) it is the autocovariance averaged over the :math:`N` translations of one sample, so
+    the mean of ``s`` over independent samples estimates the first row :math:`\Sigma_{0,d}` of a
+    translation-invariant (circulant) covariance. ``s[..., 0]`` is the mean square of the sample,
+    and ``s[..., d]`` equals ``s[..., N - d]`` (to rounding).
+
+    Parameters
+    ----------
+    x : (..., N) real array, finite; e.g. (num, N) samples of a periodic signal of length N >= 1.
+
+    Returns
+    -------
+    (..., N) float64 NumPy array (the input is converted to float64).
+
+    Raises
+    ------
+    TypeError if ``x`` is not a real array; ValueError if it has no axis, an empty last axis, or
+    non-finite entries.
+    """
+    x = _finite_float64("x", x, ndim_min=1)
+    n = x.shape[-1]
+    if n == 0:
+        raise ValueError(f"x must have a non-empty last axis, got shape {tuple(x.shape)}")
+    f = np.fft.rfft(x, axis=-1)
+    return np.fft.irfft(np.abs(f) ** 2, n=n, axis=-1) / n
+
+
+def mean_and_se(s, ddof: int = 1):
+    r"""Mean over independent samples (axis 0) and its standard error.
+
+    .. math:: \bar s = \frac1M\sum_{m=1}^M s_m, \qquad
+       \mathrm{SE} = \frac{1}{\sqrt M}\Bigl(\frac{1}{M-\mathrm{ddof}}\sum_{m=1}^M (s_m-\bar s)^2\Bigr)^{1/2}
+
+    Parameters
+    ----------
+    s : (M, ...) real array, finite; M >= 2 independent samples along axis 0.
+    ddof : int, 0 <= ddof < M; delta degrees of freedom of the standard deviation (1: unbiased
+        variance, the default; 0: plug-in).
+
+    Returns
+    -------
+    (mean, se), each of shape ``s.shape[1:]``, float64 (NumPy scalars for 1-D ``s``).
+
+    Raises
+    ------
+    TypeError if ``s`` is not a real array or ``ddof`` not an integer; ValueError if fewer than 2
+    samples, non-finite entries, or ``ddof`` outside ``[0, M)``.
+    """
+    s = _finite_float64("s", s, ndim_min=1)
+    ddof = v.integer("ddof", ddof, 0)
+    m = s.shape[0]
+    if m < 2:
+        raise ValueError(f"s needs at least 2 samples along axis 0, got shape {tuple(s.shape)}")
+    if ddof >= m:
+        raise ValueError(f"ddof must lie in [0, {m}) for {m} samples, got {ddof}")
+    return s.mean(axis=0), s.std(axis=0, ddof=ddof) / math.sqrt(m)

@@ -160,3 +160,118 @@ def test_kurtosis_validation():
         metrics.sample_excess_kurtosis(np.ones((3, 3)), axis=0.0)
     with pytest.raises(TypeError, match="x must be an array"):
         metrics.sample_excess_kurtosis("x")
+
+
+# --------------------------------------------------------------------------------------- autocovariance
+def _autocorr_direct(x):
+    n = x.shape[-1]
+    return np.stack([np.mean(x * np.roll(x, -d, axis=-1), axis=-1) for d in range(n)], axis=-1)
+
+
+def test_circular_autocorr_of_a_constant_is_its_square():
+    x = np.full((3, 8), -1.5)
+    np.testing.assert_allclose(metrics.circular_autocorr(x), np.full((3, 8), 2.25), rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("n, k", [(8, 1), (40, 3), (41, 7), (40, 20)])
+def test_circular_autocorr_of_a_sinusoid(n, k):
+    # x_i = cos(2 pi k i / N + phase): s_d = (1/2) cos(2 pi k d / N) for 0 < k < N/2; at k = N/2 (and
+    # phase 0) x is (+-1) alternating, s_d = (-1)^d = cos(pi d)
+    i = np.arange(n)
+    phase = 0.0 if 2 * k == n else 0.37
+    x = np.cos(2 * np.pi * k * i / n + phase)
+    expect = (1.0 if 2 * k == n else 0.5) * np.cos(2 * np.pi * k * i / n)
+    np.testing.assert_allclose(metrics.circular_autocorr(x), expect, rtol=0, atol=1e-14)
+
+
+def test_circular_autocorr_matches_the_definition_and_sum_identities():
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(4, 3, 17))
+    s = metrics.circular_autocorr(x)
+    assert s.shape == x.shape and s.dtype == np.float64
+    np.testing.assert_allclose(s, _autocorr_direct(x), rtol=0, atol=1e-13)
+    # s_0 = mean square; sum_d s_d = (sum_i x_i)^2 / N; symmetry s_d = s_{N-d}
+    np.testing.assert_allclose(s[..., 0], np.mean(x**2, axis=-1), rtol=1e-13)
+    np.testing.assert_allclose(s.sum(axis=-1), x.sum(axis=-1) ** 2 / 17, rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(s[..., 1:], s[..., :0:-1], rtol=0, atol=1e-13)
+    # a single vector gives the same row as the batch
+    np.testing.assert_allclose(metrics.circular_autocorr(x[1, 2]), s[1, 2], rtol=0, atol=1e-15)
+
+
+def test_circular_autocorr_translation_invariant_and_quadratic():
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(5, 12))
+    s = metrics.circular_autocorr(x)
+    for shift in (1, 5, 11):
+        np.testing.assert_allclose(metrics.circular_autocorr(np.roll(x, shift, axis=-1)), s, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(metrics.circular_autocorr(-3.0 * x), 9.0 * s, rtol=0, atol=1e-12)
+    # float32 and integer input are computed in float64
+    assert metrics.circular_autocorr(x.astype(np.float32)).dtype == np.float64
+    np.testing.assert_allclose(metrics.circular_autocorr(np.array([1, 2, 3])),
+                               [14 / 3, 11 / 3, 11 / 3], rtol=1e-14)
+
+
+def test_circular_autocorr_validation():
+    with pytest.raises(TypeError, match="x must be an array"):
+        metrics.circular_autocorr("abc")
+    with pytest.raises(TypeError, match="x must be a real floating-point array"):
+        metrics.circular_autocorr(np.array([1 + 1j, 2.0]))
+    with pytest.raises(ValueError, match="x must have at least 1 axes"):
+        metrics.circular_autocorr(np.float64(2.0))
+    with pytest.raises(ValueError, match="x must have a non-empty last axis"):
+        metrics.circular_autocorr(np.zeros((3, 0)))
+    with pytest.raises(ValueError, match="x must be finite"):
+        metrics.circular_autocorr(np.array([1.0, np.inf, 0.0]))
+
+
+# --------------------------------------------------------------------------------------- mean and SE
+def test_mean_and_se_hand_computed():
+    # samples 1, 2, 3, 6: mean 3, squared deviations 4 + 1 + 0 + 9 = 14
+    m, se = metrics.mean_and_se([1.0, 2.0, 3.0, 6.0])
+    assert m == 3.0
+    assert se == pytest.approx(np.sqrt(14 / 3) / 2, rel=1e-15)
+    m0, se0 = metrics.mean_and_se(np.array([1.0, 2.0, 3.0, 6.0]), ddof=0)
+    assert m0 == 3.0 and se0 == pytest.approx(np.sqrt(14 / 4) / 2, rel=1e-15)
+    # two samples a, b: SE (ddof 1) = |a - b| / 2
+    assert metrics.mean_and_se(np.array([-1.0, 4.0]))[1] == pytest.approx(2.5, rel=1e-15)
+
+
+def test_mean_and_se_per_column_and_constant_columns():
+    s = np.array([[1.0, 5.0, 0.0], [3.0, 5.0, 2.0], [5.0, 5.0, 10.0]])
+    m, se = metrics.mean_and_se(s)
+    assert m.shape == se.shape == (3,)
+    np.testing.assert_allclose(m, [3.0, 5.0, 4.0], rtol=1e-15)
+    np.testing.assert_allclose(se, [2.0 / np.sqrt(3), 0.0, np.sqrt(28) / np.sqrt(3)], rtol=1e-14)
+    m2, se2 = metrics.mean_and_se(s[:, :, None] * np.ones((1, 1, 2)))
+    assert m2.shape == se2.shape == (3, 2)
+    np.testing.assert_allclose(se2[:, 1], se, rtol=1e-15)
+
+
+def test_mean_and_se_shift_and_scale():
+    rng = np.random.default_rng(7)
+    s = rng.normal(size=(50, 4))
+    m, se = metrics.mean_and_se(s)
+    m2, se2 = metrics.mean_and_se(-2.0 * s + 7.0)
+    np.testing.assert_allclose(m2, -2.0 * m + 7.0, rtol=1e-14)
+    np.testing.assert_allclose(se2, 2.0 * se, rtol=1e-12)
+    # ddof = 1 and ddof = 0 differ by sqrt(M / (M - 1))
+    np.testing.assert_allclose(se, metrics.mean_and_se(s, ddof=0)[1] * np.sqrt(50 / 49), rtol=1e-14)
+
+
+def test_mean_and_se_validation():
+    with pytest.raises(TypeError, match="s must be an array"):
+        metrics.mean_and_se(None)
+    with pytest.raises(TypeError, match="s must be a real floating-point array"):
+        metrics.mean_and_se(np.array([True, False]))
+    with pytest.raises(ValueError, match="s must have at least 1 axes"):
+        metrics.mean_and_se(np.float64(1.0))
+    with pytest.raises(ValueError, match=r"s needs at least 2 samples along axis 0, got shape \(1, 3\)"):
+        metrics.mean_and_se(np.ones((1, 3)))
+    with pytest.raises(ValueError, match="s must be finite"):
+        metrics.mean_and_se(np.array([1.0, np.nan]))
+    with pytest.raises(ValueError, match=r"ddof must lie in \[0, 3\) for 3 samples, got 3"):
+        metrics.mean_and_se(np.ones(3), ddof=3)
+    with pytest.raises(ValueError, match="ddof must be an integer >= 0, got -1"):
+        metrics.mean_and_se(np.ones(3), ddof=-1)
+    with pytest.raises(TypeError, match="ddof must be an integer"):
+        metrics.mean_and_se(np.ones(3), ddof=1.0)
