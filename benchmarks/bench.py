@@ -3,6 +3,8 @@
     .venv/bin/python benchmarks/bench.py                 # (a) Fig. 3 training, (b) Ising sampler, (c) Fig. 5 sweep
     .venv/bin/python benchmarks/bench.py --only a        # one section
     .venv/bin/python benchmarks/bench.py --investigate   # per-step cost breakdown (key impls, erf, matmul)
+    .venv/bin/python benchmarks/bench.py --only c --fig5-steps 6000 --fig5-record book/data/fig5_paper_scale.json
+                                                         # (c), and record its results for the simulation chapter
 
 (a) Paper Fig. 3 configuration: NLGP(g = 100), L = 40, xi = (1, 3), online SGD with a fresh batch of
     10 000 per step, lr 0.05, 2000 steps; wall time *including compilation* for 1 and for 30
@@ -11,7 +13,9 @@
 (b) Exact Ising sampler (transfer matrices), samples/s at N = 40.
 (c) Paper Fig. 5 at paper scale: NLGP gains logspace(-1, 1, 10) and Kur k in the paper's list,
     xi = (0.3, 0.7), K = 1, lr 0.1, batch 5000, 30 initialisations; IPR at checkpoints, the number
-    of steps after which the mean IPR has settled, and the wall time.
+    of steps after which the mean IPR has settled, and the wall time. With ``--fig5-record PATH`` the
+    results (final mean IPR and exact excess kurtosis per value, settling step per family, settings)
+    are also written to a JSON file; the simulation chapter reads ``book/data/fig5_paper_scale.json``.
 
 Wall times are for this 2-core machine *while other people's jobs run on it*; the CPU time of this
 process (``cpu``) is printed beside the wall time as a load indicator (XLA runs these programs on
@@ -21,7 +25,11 @@ about one core, so cpu/wall well below 1 means we were waiting for a core).
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
+import shlex
+import sys
 import time
 
 import jax
@@ -106,10 +114,11 @@ KUR_K = (4.1, 4.3, 4.5, 4.74, 5.0, 5.4, 6.1, 7.7, 10.0, 50.0)
 GAINS = tuple(float(g) for g in np.logspace(-1, 1, 10))
 
 
-def section_c(steps: int, every: int, tol: float):
+def section_c(steps: int, every: int, tol: float, record: str | None = None):
     print(f"\n(c) Fig. 5 at paper scale: 2 families x 10 values x 30 inits, K=1, lr 0.1, batch 5000, {steps} steps")
     xi = (0.3, 0.7)
     L, B, lr = 40, 5000, 0.1
+    params = {"NLGP": GAINS, "Kur": KUR_K}
     w0 = models.init_weights(jax.random.key(3), L, 0.001, num=30)
     fams = {
         "NLGP": [data.LengthscaleTask.of(data.NLGP, xi=xi, gain=g) for g in GAINS],
@@ -117,6 +126,7 @@ def section_c(steps: int, every: int, tol: float):
     }
     ck = np.arange(0, steps + 1, every)
     total = 0.0
+    families = {}
     for name, tasks in fams.items():
         jax.clear_caches()
         tr, wall, cpu = _timed(
@@ -133,7 +143,35 @@ def section_c(steps: int, every: int, tol: float):
         print("    std over inits (max over values):", f"{ipr[..., -1].std(axis=1).max():.3g}")
         print("    max over values of |mean IPR(step) - final| at steps", ck.tolist())
         print("     ", np.array2string(dev, precision=3))
+        exk = [float(t.model1.marginal.excess_kurtosis) for t in tasks]
+        families[name] = {
+            "parameter": "gain g" if name == "NLGP" else "exponent k",
+            "values": [float(p) for p in params[name]],
+            "excess_kurtosis": [e if math.isfinite(e) else None for e in exk],  # exact; None if infinite
+            "final_mean_ipr": [float(m) for m in mean[:, -1]],
+            "final_std_ipr": [float(sd) for sd in ipr[..., -1].std(axis=1)],  # over inits, ddof = 0
+            "settled_step": settled,
+        }
     print(f"  total wall {total:.1f} s for both families ({steps} steps)")
+    if record is not None:
+        out = {
+            "description": "benchmarks/bench.py section (c): paper Fig. 5 sweep at paper scale. final_mean_ipr: "
+            "IPR at the last step, mean over the initialisations; settled_step: first checkpoint from which the "
+            "mean IPR of every value of the family stays within tol of its final value.",
+            "command": shlex.join([".venv/bin/python", "benchmarks/bench.py", *sys.argv[1:]]),
+            "jax_version": jax.__version__,
+            "settings": {
+                "n": L, "xi": list(xi), "lr": lr, "batch": B, "steps": steps, "inits": int(w0.shape[0]),
+                "final_step": int(ck[-1]), "init_scale": 0.001, "balanced": False, "checkpoint_every": every, "tol": tol,
+                "init_key": 3, "data_key": 4,
+            },
+            "families": families,
+        }
+        os.makedirs(os.path.dirname(record) or ".", exist_ok=True)
+        with open(record, "w", encoding="utf-8") as f:
+            json.dump(out, f, indent=1, allow_nan=False)
+            f.write("\n")
+        print(f"  recorded to {record}")
 
 
 def investigate():
@@ -197,7 +235,11 @@ def main():
     p.add_argument("--fig5-steps", type=int, default=2000)
     p.add_argument("--fig5-every", type=int, default=250)
     p.add_argument("--fig5-tol", type=float, default=0.02)
+    p.add_argument("--fig5-record", metavar="PATH", default=None,
+                   help="(c) also write its results (final mean IPR, exact excess kurtosis, settling step) to PATH as JSON")
     args = p.parse_args()
+    if args.fig5_record is not None and args.only not in (None, "c"):
+        p.error("--fig5-record records section c: use it with --only c (or without --only)")
     print(f"jax {jax.__version__}, {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.2f}")
     peak = matmul_gflops()
     print(f"float32 matmul (2048^2): {peak:.1f} GFLOP/s")
@@ -211,7 +253,7 @@ def main():
     if args.only in (None, "b"):
         section_b()
     if args.only in (None, "c"):
-        section_c(args.fig5_steps, args.fig5_every, args.fig5_tol)
+        section_c(args.fig5_steps, args.fig5_every, args.fig5_tol, args.fig5_record)
     print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")
 
 
