@@ -18,6 +18,12 @@ equals the min-distance kernel up to terms of order exp(-(L/2)**2 / xi**2).
 
 Grids (``n`` a tuple) use the product kernel over axes: the covariance is the Kronecker product of
 the per-axis circulants, in row-major (C) order of the flattened grid.
+
+Sampling uses the spectral form of the root. Every symmetric circulant is diagonal in one fixed real
+orthonormal basis ``Q`` (constant, cosine/sine pairs, alternating column), ``C = Q diag(lambda) Q^T``,
+so ``Z = (G * sqrt(lambda)) @ Q^T`` with ``G`` iid N(0, 1) has covariance ``C`` exactly. The basis does
+not depend on ``xi``: two length-scales share one matrix product, and only the per-frequency
+amplitudes ``sqrt(lambda)`` (:func:`spectral_amplitudes`) change.
 """
 
 from __future__ import annotations
@@ -27,7 +33,10 @@ import math
 
 import numpy as np
 
-__all__ = ["kernel_row", "eigenvalues", "circulant", "covariance_matrix", "sqrt_matrix"]
+__all__ = [
+    "kernel_row", "eigenvalues", "circulant", "covariance_matrix", "sqrt_matrix",
+    "real_fourier_basis", "spectral_amplitudes",
+]
 
 # exp(-x) < 1e-300 for x > 690: terms beyond this are exactly zero in float64.
 _CUTOFF = 745.0
@@ -90,6 +99,52 @@ def _axis_sqrt(xi: float, L: int) -> np.ndarray:
 def axis_sqrt(xi: float, L: int) -> np.ndarray:
     """Symmetric square root of the (L, L) periodised-kernel circulant."""
     return _axis_sqrt(float(xi), int(L))
+
+
+@functools.lru_cache(maxsize=64)
+def _real_fourier_basis(L: int) -> tuple[np.ndarray, np.ndarray]:
+    i = np.arange(L, dtype=np.float64)
+    cols, freqs = [np.full(L, 1.0 / math.sqrt(L))], [0]
+    for j in range(1, (L + 1) // 2):
+        angle = 2.0 * math.pi * j * i / L
+        cols += [math.sqrt(2.0 / L) * np.cos(angle), math.sqrt(2.0 / L) * np.sin(angle)]
+        freqs += [j, j]
+    if L % 2 == 0:
+        cols.append(np.cos(math.pi * i) / math.sqrt(L))  # (-1)^i, frequency L/2
+        freqs.append(L // 2)
+    Q, freq = np.stack(cols, axis=1), np.asarray(freqs)
+    Q.setflags(write=False)
+    freq.setflags(write=False)
+    return Q, freq
+
+
+def real_fourier_basis(L: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(Q, freq)``: an orthonormal (L, L) basis of real eigenvectors shared by every symmetric
+    circulant of size L, and the DFT frequency (0..L//2) of each column.
+
+    Columns: the constant, then ``sqrt(2/L) cos(2 pi j i / L)``, ``sqrt(2/L) sin(2 pi j i / L)`` for
+    ``j = 1 .. ceil(L/2) - 1``, then ``(-1)^i / sqrt(L)`` if L is even. A symmetric circulant with
+    DFT eigenvalues ``lambda`` (``lambda_j = lambda_{L-j}``) equals ``Q diag(lambda[freq]) Q^T``.
+    """
+    return _real_fourier_basis(int(L))
+
+
+@functools.lru_cache(maxsize=512)
+def _spectral_amplitudes(xi: float, shape: tuple[int, ...]) -> np.ndarray:
+    out = np.ones(())
+    for L in shape:
+        _, freq = real_fourier_basis(L)
+        out = np.multiply.outer(out, np.sqrt(eigenvalues(xi, L))[freq])
+    out = out.reshape(-1)
+    out.setflags(write=False)
+    return out
+
+
+def spectral_amplitudes(xi: float, shape: tuple[int, ...]) -> np.ndarray:
+    """(N,) amplitudes ``sqrt(lambda)`` of the covariance in the (per-axis, Kronecker) real Fourier
+    basis, flattened in row-major order: ``covariance_matrix(xi, shape)`` equals
+    ``Qs diag(a**2) Qs^T`` with ``Qs`` the Kronecker product of the per-axis bases."""
+    return _spectral_amplitudes(float(xi), tuple(int(L) for L in shape))
 
 
 def covariance_matrix(xi: float, shape: tuple[int, ...]) -> np.ndarray:

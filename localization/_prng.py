@@ -29,7 +29,7 @@ import numpy as np
 from jax import lax
 from jax.extend.random import define_prng_impl, threefry_prng_impl
 
-__all__ = ["splitmix_key", "SPLITMIX_IMPL", "normal"]
+__all__ = ["splitmix_key", "SPLITMIX_IMPL", "normal", "normal_from_bits"]
 
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _C1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -85,43 +85,58 @@ def splitmix_key(key):
     return jax.random.wrap_key_data(data.astype(jnp.uint32), impl=SPLITMIX_IMPL)
 
 
-# Giles (2010), "Approximating the erfinv function", single-precision branch coefficients
-# (relative error ~ 1e-7 of erfinv in float32; central branch for w < 5, i.e. |x| < 0.9966).
-_GILES_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
-                  -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
-_GILES_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
-               -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+# cos(pi t / 2) = sum_n (-1)^n (pi/2)^(2n) t^(2n) / (2n)!, t in [0, 1]: the Taylor series to t^12
+# has remainder < (pi/2)^14 / 14! = 6.4e-9, below float32 resolution.
+_COS_HALF_PI = tuple((-1) ** n * (math.pi / 2) ** (2 * n) / math.factorial(2 * n) for n in range(7))
+_BITS = 23  # per uniform: (2m + 1) 2^-24 with m < 2^23 is exact in float32
 
 
 def _horner(coeffs, x):
-    p = jnp.full_like(x, coeffs[0])
-    for c in coeffs[1:]:
-        p = p * x + np.asarray(c, x.dtype)
+    """sum_n coeffs[n] x^n (float32 Horner, highest power first)."""
+    p = jnp.full_like(x, np.float32(coeffs[-1]))
+    for c in coeffs[-2::-1]:
+        p = p * x + np.float32(c)
     return p
 
 
-def _erfinv32(x):
-    w = -jnp.log((1.0 - x) * (1.0 + x))
-    central = _horner(_GILES_CENTRAL, w - 2.5)
-    tail = _horner(_GILES_TAIL, jnp.sqrt(w) - 3.0)
-    return jnp.where(w < 5.0, central, tail) * x
+def _midpoint(m):
+    """(2m + 1) 2^-24 for integer m < 2^23: the midpoints of 2^23 equal cells of (0, 1), exact in float32."""
+    return (m.astype(jnp.float32) * np.float32(2.0) + np.float32(1.0)) * np.float32(2.0**-24)
+
+
+def normal_from_bits(words):
+    r"""Standard normals from 64-bit words (one normal per word; float32): Box–Muller on one angle.
+
+    With :math:`U, T` uniform on (0, 1) and a sign :math:`S = \pm1`, all independent,
+    :math:`Z = S\sqrt{-2\log U}\,\cos(\pi T/2)` is exactly N(0, 1) (Box–Muller's
+    :math:`R\cos\Theta` with :math:`\Theta` uniform: :math:`|\cos\Theta|` has the law of
+    :math:`\cos(\pi T/2)` and its sign is independent of it). Word bits 41–63 give :math:`U`,
+    bits 18–40 give :math:`T` (each the midpoint of one of :math:`2^{23}` equal cells), bit 0 gives
+    :math:`S`. ``words``: uint64 array, any shape; returns float32 of the same shape.
+    """
+    m_u = (words >> np.uint64(64 - _BITS)).astype(jnp.int32)
+    m_t = ((words >> np.uint64(64 - 2 * _BITS)) & np.uint64(2**_BITS - 1)).astype(jnp.int32)
+    negative = (words & np.uint64(1)) == np.uint64(1)
+    r = jnp.sqrt(np.float32(-2.0) * jnp.log(_midpoint(m_u)))
+    t = _midpoint(m_t)
+    c = _horner(_COS_HALF_PI, t * t)
+    return jnp.where(negative, -r, r) * c
 
 
 def normal(key, shape, dtype=jnp.float32):
-    r"""Standard normal draws, fast in float32 (inverse-CDF method, like ``jax.random.normal``).
+    r"""Standard normal draws, fast in float32 (one 64-bit random word per draw).
 
-    float32: 24 random bits per draw give a symmetric uniform :math:`u` on the midpoints
-    :math:`(m + \tfrac12)2^{-23} - 1`, :math:`m = 0,\dots,2^{24}-1` (so :math:`|u| < 1` exactly and
-    the law of ``u`` is symmetric), mapped by :math:`\sqrt2\,\operatorname{erf}^{-1}(u)` with Giles'
-    single-precision polynomial (two branches, one ``log``; max. |difference| to ``lax.erf_inv``
-    1.5e-5 at the extreme tail, |z| ≤ 5.4). On CPU this is about twice as fast as
-    ``jax.random.normal``, whose XLA ``erf_inv`` dominates the cost of sampling. Other dtypes
-    (float64) use ``jax.random.normal``.
+    float32: :func:`normal_from_bits` of ``jax.random.bits(key, shape, uint64)`` — Box–Muller with
+    the angle folded to :math:`[0, \pi/2]`, so each draw needs one ``log``, one ``sqrt`` and a
+    degree-12 polynomial, with no branches (on CPU about 2× faster than the inverse-CDF transform of
+    ``jax.random.normal``, whose XLA ``erf_inv`` dominates its cost, and it vectorises with the
+    following matrix product). The law is symmetric, supported on :math:`|z| \le \sqrt{48\log 2}
+    = 5.77`; its distance to N(0, 1) is set by the :math:`2^{-23}` grids of :math:`U` and
+    :math:`T` (Kolmogorov distance below 1e-6, checked in the unit tests) and by float32 rounding
+    (about 1e-7 relative). Needs ``jax_enable_x64`` (on after ``import localization``); without it,
+    and for other dtypes (float64), ``jax.random.normal``.
     """
     dtype = jnp.dtype(dtype)
-    if dtype != jnp.float32:
+    if dtype != jnp.float32 or not jax.config.jax_enable_x64:
         return jax.random.normal(key, shape, dtype)
-    bits = jax.random.bits(key, shape, jnp.uint32)
-    m = (bits >> np.uint32(8)).astype(jnp.int32).astype(jnp.float32)  # exact: m < 2^24
-    u = (m - np.float32(2.0**23 - 0.5)) * np.float32(2.0**-23)
-    return np.float32(math.sqrt(2.0)) * _erfinv32(u)
+    return normal_from_bits(jax.random.bits(key, shape, jnp.uint64))

@@ -11,7 +11,7 @@ unit marginal variance. Each model is a frozen dataclass registered as a JAX pyt
   converged 2-D quadrature for the Kur copula).
 
 Pytree layout: the length-scale ``xi`` (and ``dim``, pulse bounds) are *static* (hashable aux data:
-a new value recompiles, and the covariance root is a compile-time constant); the family parameters
+a new value recompiles, and the covariance spectrum is a compile-time constant); the family parameters
 ``gain`` (NLGP), ``k`` (Kur), ``J`` (Ising) and ``nu`` (StudentT) are *leaves*, so they can be traced
 and vmapped (e.g. a sweep over gains). Validation is skipped for traced values.
 
@@ -19,8 +19,9 @@ Covariance of the underlying Gaussian: the periodised squared-exponential kernel
 ``_covariance``), which is PSD for every xi > 0, unlike the paper's wrapped kernel
 exp(-d^2/xi^2) (available as ``min_distance_covariance`` for comparison).
 
-Speed: samplers draw standard normals once (``_std_normal``) and multiply by a precomputed
-symmetric root of the covariance (per axis for grids). The cost is dominated by the random bits
+Speed: samplers draw standard normals once (``_std_normal``), scale them by the covariance's
+spectral amplitudes and map them to the sites with one product by the fixed real Fourier basis
+(per axis for grids); see ``_covariance``. The cost is dominated by the random bits
 and the normal transform; see ``benchmarks/data_sampling.py`` and ``benchmarks/bench.py``.
 """
 
@@ -164,29 +165,41 @@ def _sample_args(key, num, n, dtype):
     return key, num, shape, dtype
 
 
-def _correlate(g, shape: tuple[int, ...], xi: float):
-    """Rows of ``g`` (num, N) times the symmetric covariance root R (per axis on grids)."""
-    num, N = g.shape
+def _amplitudes(xi: float, shape: tuple[int, ...], dtype):
+    """(N,) spectral amplitudes sqrt(lambda) of ``covariance(xi, shape)`` (see ``_covariance``)."""
+    return jnp.asarray(_cov.spectral_amplitudes(xi, shape), dtype)
+
+
+def _to_sites(h, shape: tuple[int, ...]):
+    """Rows of ``h`` (num, N), coefficients in the real Fourier basis, mapped to the sites: h @ Q^T
+    (per axis on grids). With h = G * amplitudes, G iid N(0, 1), the rows have the covariance."""
+    num, N = h.shape
     if len(shape) == 1:
-        return g @ jnp.asarray(_cov.axis_sqrt(xi, shape[0]), g.dtype)
-    z = g.reshape((num,) + shape)
+        return h @ jnp.asarray(_cov.real_fourier_basis(shape[0])[0].T, h.dtype)
+    z = h.reshape((num,) + shape)
     for ax, L in enumerate(shape):
-        R = jnp.asarray(_cov.axis_sqrt(xi, L), g.dtype)
-        z = jnp.moveaxis(jnp.tensordot(z, R, axes=([ax + 1], [0])), -1, ax + 1)
+        QT = jnp.asarray(_cov.real_fourier_basis(L)[0].T, h.dtype)
+        z = jnp.moveaxis(jnp.tensordot(z, QT, axes=([ax + 1], [0])), -1, ax + 1)
     return z.reshape(num, N)
+
+
+def _correlate(g, shape: tuple[int, ...], xi: float):
+    """Rows of ``g`` (num, N), iid N(0, 1), made Gaussian with covariance ``covariance(xi, shape)``.
+
+    Spectral form (one product with the fixed real Fourier basis); in law the same as ``g @ R`` with
+    the symmetric root R, since an orthogonal map of iid normals is iid normal.
+    """
+    return _to_sites(g * _amplitudes(xi, shape, g.dtype), shape)
 
 
 def _std_normal(key, shape, dtype):
     """iid N(0, 1) draws for the Gaussian(-copula) samplers.
 
-    float32: ``localization._prng.normal`` (inverse CDF with Giles' single-precision erfinv
-    polynomial; about 2x faster on CPU than ``jax.random.normal``, whose XLA ``erf_inv``
-    dominates the sampling cost). Its law is a symmetric discrete law on 2^24 atoms whose exact
-    Kolmogorov distance to N(0, 1) is 1e-7 (computed over all atoms; a 10^7-sample KS test has
-    resolution ~4e-4), max |z - sqrt(2) erfinv(u)| = 1.1e-6 in float64 terms, tail
-    probabilities P(|Z| > 3, 4) exact to < 0.1 %, P(|Z| > 5) up to one atom (2^-24) from
-    5.7e-7, support |z| <= 5.42 (as ``jax.random.normal`` in float32, which maps the same bits
-    to within ~1e-6). Other dtypes (float64): ``jax.random.normal``.
+    float32: ``localization._prng.normal`` (Box–Muller on one angle folded to [0, pi/2], one 64-bit
+    SplitMix64/threefry word per draw; about 2x faster on CPU than ``jax.random.normal``, whose XLA
+    ``erf_inv`` dominates the sampling cost). Its law is symmetric with support |z| <= 5.77 and
+    Kolmogorov distance to N(0, 1) at most 2^-23 before float32 rounding (max |z - ideal| 5e-7);
+    see ``tests/test_prng.py``. Other dtypes (float64): ``jax.random.normal``.
     """
     return _prng.normal(key, shape, dtype)
 
@@ -685,10 +698,12 @@ class LengthscaleTask:
         y = jax.random.bernoulli(ky, 0.5, (num,))
         m0, m1 = self.model0, self.model1
         if type(m0) is type(m1) and hasattr(m0, "_transform"):
-            # same Gaussian-copula family: one normal draw G per example, X = T_y(G R_y).
-            # Given y, the row is exactly model_y's law; this halves the random-number cost.
+            # same Gaussian-copula family: one normal draw G per example and one product with the
+            # shared Fourier basis, Z = (G * a_y) Q^T, X = T_y(Z); given y the row has exactly
+            # model_y's law, at the random-number and matmul cost of one class.
             g = _std_normal(k0, (num, math.prod(shape)), dtype)
-            z = jnp.where(y[:, None], _correlate(g, shape, m1.xi), _correlate(g, shape, m0.xi))
+            amps = jnp.where(y[:, None], _amplitudes(m1.xi, shape, dtype), _amplitudes(m0.xi, shape, dtype))
+            z = _to_sites(g * amps, shape)
             if _same_leaves(m0, m1):
                 x = m0._transform(z)
             else:

@@ -14,7 +14,7 @@ participation ratio (IPR, paper App. A.3) against the excess kurtosis of the mar
 * :func:`phase_diagram` — beyond the paper: final IPR over (excess kurtosis of Kur(k)) ×
   (length-scale ratio ξ₁/ξ₀), in a single vmapped sweep. The length-scale is a static (compile-time)
   field of the data models, so the sweep uses :class:`RootedKur`, a Kur model that carries its
-  covariance root as an array leaf (same samples as ``data.Kur`` for the same key).
+  covariance's spectral amplitudes as an array leaf (same samples as ``data.Kur`` for the same key).
 * :func:`settling_step` — the first checkpoint after which an IPR curve stays within a tolerance of
   its final value (used to choose and justify the number of SGD steps).
 * :func:`family_task` — the length-scale task of a named family at one parameter value (for widgets).
@@ -40,7 +40,7 @@ from localization import data as _data
 from localization import metrics as _metrics
 from localization import models as _models
 from localization import train as _train
-from localization._covariance import axis_sqrt as _axis_sqrt
+from localization._covariance import spectral_amplitudes as _spectral_amplitudes
 from localization._marginals import kur_transform as _kur_transform
 from localization.clone import GaussianClone
 
@@ -175,26 +175,28 @@ class PhaseDiagram(NamedTuple):
 
 
 # -------------------------------------------------------------------------------------------------
-# a Kur model whose covariance root is an array leaf (so the length-scale can be vmapped)
+# a Kur model whose spectral amplitudes are an array leaf (so the length-scale can be vmapped)
 # -------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class RootedKur(_data.DataModel):
-    """Kur(k) with the latent covariance given by its symmetric root ``root`` (N, N) instead of ξ.
+    """Kur(k) with the latent covariance given by its spectral amplitudes (an array) instead of ξ.
 
     ``RootedKur.of(xi, k, n)`` samples exactly what ``data.Kur(xi, k)`` samples for the same key
-    (the latent Gaussian is ``data._std_normal(key, (num, N)) @ root`` with ``root = data.covariance_sqrt(xi, n)``,
-    then the copula map of paper Eq. (4)). Both ``root`` and ``k`` are pytree leaves, so a stack of
-    these models with different length-scales can be trained in one ``vmap``
-    (:func:`localization.train.train_sweep`). 1-D inputs only.
+    (the latent Gaussian is ``(G * amplitudes) @ Q^T`` with ``G = data._std_normal(key, (num, N))``,
+    ``Q`` the real Fourier basis and ``amplitudes`` the square roots of the covariance's eigenvalues,
+    see ``localization._covariance``; then the copula map of paper Eq. (4)). Both ``amplitudes`` and
+    ``k`` are pytree leaves, so a stack of these models with different length-scales can be trained
+    in one ``vmap`` (:func:`localization.train.train_sweep`). 1-D inputs only.
 
     Attributes
     ----------
-    root : (N, N) symmetric PSD root of the latent covariance. k : Kur exponent (> 2).
+    amplitudes : (N,) non-negative spectral amplitudes (the covariance is ``Q diag(amplitudes**2) Q^T``).
+    k : Kur exponent (> 2).
     xi : the length-scale the root was built from (NaN if unknown; used by ``covariance``).
     All three are pytree leaves.
     """
 
-    root: Any
+    amplitudes: Any
     k: Any
     xi: Any = math.nan
 
@@ -204,7 +206,7 @@ class RootedKur(_data.DataModel):
         xi = v.positive("xi", xi)
         n = v.integer("n", n, 2)
         _data.Kur(xi=xi, k=k)  # validates k
-        return cls(root=np.asarray(_axis_sqrt(xi, n), dtype=np.float64), k=float(k), xi=xi)
+        return cls(amplitudes=np.asarray(_spectral_amplitudes(xi, (n,)), dtype=np.float64), k=float(k), xi=xi)
 
     @property
     def lengthscale(self):
@@ -215,13 +217,13 @@ class RootedKur(_data.DataModel):
         return _data.Kur(xi=1.0, k=float(self.k)).marginal
 
     def _check_shape(self, shape):
-        N = int(np.shape(self.root)[-1])
+        N = int(np.shape(self.amplitudes)[-1])
         if shape != (N,):
-            raise ValueError(f"n must be {N} (the size of root) for RootedKur, got {shape}")
+            raise ValueError(f"n must be {N} (the size of amplitudes) for RootedKur, got {shape}")
 
     def _sample(self, key, num, shape, dtype):
         g = _data._std_normal(key, (num, shape[0]), dtype)  # the same draws as data.Kur
-        z = g @ jnp.asarray(self.root, dtype)
+        z = _data._to_sites(g * jnp.asarray(self.amplitudes, dtype), shape)
         return _kur_transform(z, jnp.asarray(self.k, dtype))
 
     def _covariance(self, shape):
@@ -233,14 +235,14 @@ class RootedKur(_data.DataModel):
 
 jax.tree_util.register_pytree_node(
     RootedKur,
-    lambda m: ((m.root, m.k, m.xi), None),
+    lambda m: ((m.amplitudes, m.k, m.xi), None),
     lambda _, ch: _unflatten_rooted(ch),
 )
 
 
 def _unflatten_rooted(children):
     obj = object.__new__(RootedKur)
-    for name, value in zip(("root", "k", "xi"), children):
+    for name, value in zip(("amplitudes", "k", "xi"), children):
         object.__setattr__(obj, name, value)
     return obj
 
@@ -386,7 +388,7 @@ def phase_diagram(
     """Final IPR of M2 over Kur(k) exponents × length-scale ratios ξ₁/ξ₀, in one vmapped sweep.
 
     Every (ratio, k) pair is one task ``Kur(ξ₀, k)`` vs ``Kur(ratio·ξ₀, k)``; all R·K tasks are stacked
-    (:class:`RootedKur` carries the covariance root as an array) and trained with a single
+    (:class:`RootedKur` carries the covariance's spectral amplitudes as an array) and trained with a single
     :func:`localization.train.train_sweep` call.
 
     Returns

@@ -98,3 +98,28 @@ def test_bad_n_value(bad):
 def test_bad_n_type(bad):
     with pytest.raises(TypeError, match="n"):
         data.covariance(1.0, bad)
+
+
+@pytest.mark.parametrize("L", [2, 3, 7, 40, 41])
+def test_real_fourier_basis_is_orthonormal_and_diagonalises_every_circulant(L):
+    Q, freq = _cov.real_fourier_basis(L)
+    assert Q.shape == (L, L) and freq.shape == (L,)
+    np.testing.assert_allclose(Q.T @ Q, np.eye(L), atol=1e-13)
+    assert freq.min() == 0 and freq.max() == L // 2
+    # an arbitrary symmetric circulant (not a kernel of ours) is diagonal in Q with its DFT eigenvalues
+    row = np.random.default_rng(L).normal(size=L)
+    row = 0.5 * (row + np.roll(row[::-1], 1))
+    D = Q.T @ _cov.circulant(row) @ Q
+    np.testing.assert_allclose(D, np.diag(np.fft.fft(row).real[freq]), atol=1e-12)
+
+
+@pytest.mark.parametrize("n", SHAPES)
+@pytest.mark.parametrize("xi", XIS)
+def test_spectral_amplitudes_reproduce_the_covariance(xi, n):
+    shape = n if isinstance(n, tuple) else (n,)
+    a = _cov.spectral_amplitudes(xi, shape)
+    Qs = np.ones((1, 1))
+    for L in shape:
+        Qs = np.kron(Qs, _cov.real_fourier_basis(L)[0])
+    assert a.shape == (math.prod(shape),) and np.all(a >= 0)
+    np.testing.assert_allclose(Qs @ np.diag(a**2) @ Qs.T, data.covariance(xi, n), atol=1e-13)

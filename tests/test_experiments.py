@@ -48,7 +48,7 @@ def test_rooted_kur_validation():
         ex.RootedKur.of(1.0, 5.0, 1)
     with pytest.raises(ValueError, match="n must be 10"):
         ex.RootedKur.of(1.0, 5.0, 10).sample(KEY, 3, 12)
-    bare = ex.RootedKur(root=np.eye(4), k=5.0)
+    bare = ex.RootedKur(amplitudes=np.ones(4), k=5.0)
     with pytest.raises(ValueError, match="xi"):
         bare.covariance(4)
 
