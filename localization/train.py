@@ -191,13 +191,16 @@ def _prepare_params(w0, model, dtype, N=None):
     I = int(np.prod(lead, dtype=np.int64)) if lead else 1
 
     def flat(a):
-        a = jnp.asarray(a, dtype)
+        # concrete values are prepared on the host (numpy): no small XLA programs to compile per call
+        if isinstance(a, jax.core.Tracer):
+            a = jnp.asarray(a, dtype)
+        else:
+            a = np.asarray(a, dtype)
+            if not np.all(np.isfinite(a)):
+                raise ValueError("w0 must be finite")
         return a.reshape((I,) + a.shape[len(lead):])
 
     params = jax.tree_util.tree_map(flat, params)
-    leaves = jax.tree_util.tree_leaves(params)
-    if not all(bool(jnp.all(jnp.isfinite(l))) for l in leaves):
-        raise ValueError("w0 must be finite")
     return params, lead, N_w
 
 
@@ -205,10 +208,13 @@ def _unflatten(tree, lead, extra=()):
     """(X, I, ...) with X = extra axes in front → (*extra, *lead, C, ...) ; C is axis len(extra)."""
 
     def fix(a):
-        # a: (*extra, C, I, ...) → (*extra, *lead, C, ...)
+        # a: (*extra, C, I, ...) → (*extra, *lead, C, ...); concrete results are rearranged on the host
         ne = len(extra)
-        a = jnp.moveaxis(a, ne + 1, ne)  # (*extra, I, C, ...)
-        return a.reshape(extra + lead + a.shape[ne + 1:])
+        if isinstance(a, jax.core.Tracer):
+            a = jnp.moveaxis(a, ne + 1, ne)  # (*extra, I, C, ...)
+            return a.reshape(extra + lead + a.shape[ne + 1:])
+        a = np.moveaxis(np.asarray(a), ne + 1, ne)
+        return jax.device_put(a.reshape(extra + lead + a.shape[ne + 1:]))
 
     return jax.tree_util.tree_map(fix, tree)
 
@@ -396,7 +402,7 @@ def _common(w0, n, lr, steps, checkpoints, model, activation, dtype, record_loss
     ck = checkpoint_steps(checkpoints, steps)
     params, lead, N_w = _prepare_params(w0, model, dtype)
     shape, _ = _input_size(n, N_w)
-    gaps = jnp.asarray(np.diff(np.concatenate([[0], ck])), jnp.int32)
+    gaps = np.diff(np.concatenate([[0], ck])).astype(np.int32)
     return dtype, lr, ck, params, lead, shape, gaps
 
 
@@ -404,11 +410,9 @@ def _trajectory(ck, lr, ws, ls, lead, extra=()):
     weights = _unflatten(ws, lead, extra)
     loss = None
     if ls is not None:
-        ne = len(extra)
-        ls = jnp.moveaxis(ls, ne + 1, ne)
-        loss = ls.reshape(extra + lead + (ck.size,))
+        loss = _unflatten(ls, lead, extra)
     return Trajectory(
-        times=jnp.asarray(ck * lr, dtype=jnp.float64), steps=jnp.asarray(ck), weights=weights, loss=loss
+        times=jax.device_put(np.asarray(ck * lr, np.float64)), steps=jax.device_put(ck), weights=weights, loss=loss
     )
 
 
@@ -453,7 +457,7 @@ def train_online(
     record_loss : also record the batch loss at each checkpoint (costs one extra batch per checkpoint).
     balanced : draw exactly ⌊B/2⌋ examples of class 0 and the rest of class 1 (from
         ``task.model0``/``task.model1``) instead of i.i.d. Bernoulli(½) labels: same expected gradient,
-        slightly less noise, and cheaper (one covariance root per example instead of two).
+        slightly less noise.
     prng : "splitmix" (default; threefry keys, SplitMix64 bits, see module docstring) or "key" (bits
         from ``key``'s own implementation).
 
@@ -468,7 +472,7 @@ def train_online(
     key = _prepare_key(key, prng)
     dyn, static = _split_task(task)
     ws, ls = _run_online(
-        key, dyn, static, params, jnp.asarray(lr), gaps, batch=batch, n=_n_arg(shape), model=model,
+        key, dyn, static, params, np.asarray(lr), gaps, batch=batch, n=_n_arg(shape), model=model,
         activation=activation, dtype=dtype, record_loss=record_loss, balanced=balanced,
     )
     return _trajectory(ck, lr, ws, ls, lead)
@@ -539,7 +543,7 @@ def train_sweep(
     key = _prepare_key(key, prng)
     dyn, spec = _split_task(stacked)
     ws, ls = _run_sweep(
-        key, dyn, spec, params, jnp.asarray(lr), gaps, batch=batch, n=_n_arg(shape), model=model,
+        key, dyn, spec, params, np.asarray(lr), gaps, batch=batch, n=_n_arg(shape), model=model,
         activation=activation, dtype=dtype, record_loss=record_loss, balanced=balanced,
     )
     return _trajectory(ck, lr, ws, ls, lead, extra=(len(tasks),))
@@ -561,7 +565,7 @@ def train_on_data(
     if x.shape[1] != shape[0]:
         raise ValueError(f"x must have N = {shape[0]} columns (w0's last axis), got shape {tuple(x.shape)}")
     ws, ls = _run_gd(
-        jnp.asarray(x, dtype), jnp.asarray(y, dtype), params, jnp.asarray(lr), gaps, model=model,
+        jnp.asarray(x, dtype), jnp.asarray(y, dtype), params, np.asarray(lr), gaps, model=model,
         activation=activation, record_loss=record_loss,
     )
     return _trajectory(ck, lr, ws, ls, lead)
