@@ -286,3 +286,19 @@ def test_sweep_and_data_validation():
         train.train_full_batch(key, gaussian_task(), w0, lr=0.1, batch=0, steps=1)
     with pytest.raises(TypeError, match="task must have a sample"):
         train.train_full_batch(key, None, w0, lr=0.1, batch=3, steps=1)
+
+
+def test_train_online_inside_jit_equals_the_eager_call():
+    """Concrete inputs are prepared on the host; traced ones (train_online called under jit) take the
+    jnp path and give the same trajectory."""
+    w0 = np.full((2, N), 0.1)
+    run = lambda w: train.train_online(  # noqa: E731
+        jax.random.key(0), gaussian_task(), w, lr=0.1, batch=16, steps=5, checkpoints=3, record_loss=True
+    )
+    eager = run(w0)
+    weights, loss = jax.jit(lambda w: (run(w).weights, run(w).loss))(w0)
+    assert weights.shape == (2, 3, N) and loss.shape == (2, 3)
+    np.testing.assert_array_equal(np.asarray(weights), np.asarray(eager.weights))
+    np.testing.assert_array_equal(np.asarray(loss), np.asarray(eager.loss))
+    with pytest.raises(ValueError, match="w0 must be finite"):
+        run(np.full((2, N), np.inf))
