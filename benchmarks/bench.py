@@ -11,20 +11,23 @@
     initialisations (the same data stream), examples×steps per second, and the training FLOPs as
     a fraction of this machine's float32 matmul rate measured in the same run.
 (b) Exact Ising sampler (transfer matrices), samples/s at N = 40.
-(c) Paper Fig. 5 at paper scale: NLGP gains logspace(-1, 1, 10) and Kur k in the paper's list,
-    xi = (0.3, 0.7), K = 1, lr 0.1, batch 5000, 30 initialisations; IPR at checkpoints, the number
-    of steps after which the mean IPR has settled, and the wall time. With ``--fig5-record PATH`` the
+(c) Paper Fig. 5 at paper scale: ``experiments.fig5`` with ``experiments.PAPER_FIG5`` (NLGP gains
+    logspace(-1, 1, 10) and Kur k in the paper's list, xi = (0.3, 0.7), K = 1, lr 0.1, batch 5000,
+    30 initialisations) except the number of steps; IPR at checkpoints, the number of steps after
+    which the mean IPR has settled, and the wall time. With ``--fig5-record PATH`` the
     results (final mean IPR and exact excess kurtosis per value, settling step per family, settings)
     are also written to a JSON file; the simulation chapter reads ``book/data/fig5_paper_scale.json``.
 
 Wall times are for this 2-core machine *while other people's jobs run on it*; the CPU time of this
-process (``cpu``) is printed beside the wall time as a load indicator (XLA runs these programs on
-about one core, so cpu/wall well below 1 means we were waiting for a core).
+process (``cpu``) is printed beside the wall time as a load indicator (XLA spreads the large
+element-wise loops over both cores, so cpu/wall is about 1.8 on an idle machine; lower means we were
+waiting for a core).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -37,7 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import localization  # noqa: F401  (x64 on)
-from localization import data, metrics, models, train
+from localization import data, experiments, models, train
 from localization._prng import splitmix_key
 
 
@@ -65,10 +68,9 @@ def section_a(peak: float, variants):
     task = data.LengthscaleTask.of(data.NLGP, xi=(1.0, 3.0), gain=100.0)
     w0 = models.init_weights(jax.random.key(1), L, 0.001, num=30)
     # FLOPs per step: model forward x@w (2BN per init) and backward x^T r (2BN per init); the data
-    # sampler multiplies by the covariance root of each class (2 B N^2 each; LengthscaleTask draws
-    # both classes and selects per example; balanced=True draws B/2 of each).
+    # sampler maps the scaled normals to the sites with one product by the Fourier basis (2 B N^2).
     for prng, balanced in variants:
-        sample_flops = (2 if not balanced else 1) * 2 * B * L * L
+        sample_flops = 2 * B * L * L
         for I in (1, 30):
             jax.clear_caches()
             w = w0[0] if I == 1 else w0
@@ -110,60 +112,52 @@ def section_b():
             print(f"  J={J}: prng={prng:8s} {num * reps / wall / 1e6:6.2f} M samples/s (cpu {cpu / wall:4.2f} of wall)")
 
 
-KUR_K = (4.1, 4.3, 4.5, 4.74, 5.0, 5.4, 6.1, 7.7, 10.0, 50.0)
-GAINS = tuple(float(g) for g in np.logspace(-1, 1, 10))
+FIG5_KEY = 4  # jax.random.key(FIG5_KEY) for section (c)
 
 
 def section_c(steps: int, every: int, tol: float, record: str | None = None):
-    print(f"\n(c) Fig. 5 at paper scale: 2 families x 10 values x 30 inits, K=1, lr 0.1, batch 5000, {steps} steps")
-    xi = (0.3, 0.7)
-    L, B, lr = 40, 5000, 0.1
-    params = {"NLGP": GAINS, "Kur": KUR_K}
-    w0 = models.init_weights(jax.random.key(3), L, 0.001, num=30)
-    fams = {
-        "NLGP": [data.LengthscaleTask.of(data.NLGP, xi=xi, gain=g) for g in GAINS],
-        "Kur": [data.LengthscaleTask.of(data.Kur, xi=xi, k=k) for k in KUR_K],
-    }
-    ck = np.arange(0, steps + 1, every)
-    total = 0.0
+    """``experiments.fig5`` with the paper's settings (``PAPER_FIG5``) except the number of steps."""
+    if steps % every:
+        raise SystemExit(f"--fig5-steps ({steps}) must be a multiple of --fig5-every ({every})")
+    settings = experiments.PAPER_FIG5.replace(steps=steps, checkpoints=steps // every + 1)
+    print(f"\n(c) Fig. 5 at paper scale: experiments.fig5 with PAPER_FIG5, {steps} steps: 2 families x 10 values x "
+          f"{settings.inits} inits, K=1, lr {settings.lr}, batch {settings.batch}, balanced={settings.balanced}")
+    jax.clear_caches()
+    result, wall, cpu = _timed(lambda: experiments.fig5(jax.random.key(FIG5_KEY), settings))
+    print(f"  wall {wall:6.1f} s incl. compile for both families (cpu {cpu:6.1f} s)")
+    ck = np.asarray(result.nlgp.steps)
     families = {}
-    for name, tasks in fams.items():
-        jax.clear_caches()
-        tr, wall, cpu = _timed(
-            lambda: train.train_sweep(jax.random.key(4), tasks, w0, lr=lr, batch=B, steps=steps, checkpoints=ck).weights
-        )
-        total += wall
-        ipr = np.asarray(metrics.ipr(tr))  # (10, 30, C)
-        mean = ipr.mean(axis=1)  # (10, C)
+    for name, sweep in (("NLGP", result.nlgp), ("Kur", result.kur)):
+        mean = sweep.ipr.mean(axis=1)  # (values, C)
         dev = np.abs(mean - mean[:, -1:]).max(axis=0)  # (C,)
         settled = next(int(ck[i]) for i in range(ck.size) if np.all(dev[i:] < tol))
-        print(f"  {name}: wall {wall:6.1f} s incl. compile (cpu {cpu:6.1f} s); mean IPR settled (within {tol}) "
-              f"by step {settled}")
-        print("    final mean IPR per value:", np.array2string(mean[:, -1], precision=3))
-        print("    std over inits (max over values):", f"{ipr[..., -1].std(axis=1).max():.3g}")
+        print(f"  {name}: mean IPR settled (within {tol}) by step {settled}")
+        print("    final mean IPR per value:", np.array2string(sweep.mean, precision=3))
+        print("    std over inits (max over values):", f"{sweep.std.max():.3g}")
         print("    max over values of |mean IPR(step) - final| at steps", ck.tolist())
         print("     ", np.array2string(dev, precision=3))
-        exk = [float(t.model1.marginal.excess_kurtosis) for t in tasks]
         families[name] = {
             "parameter": "gain g" if name == "NLGP" else "exponent k",
-            "values": [float(p) for p in params[name]],
-            "excess_kurtosis": [e if math.isfinite(e) else None for e in exk],  # exact; None if infinite
-            "final_mean_ipr": [float(m) for m in mean[:, -1]],
-            "final_std_ipr": [float(sd) for sd in ipr[..., -1].std(axis=1)],  # over inits, ddof = 0
+            "values": [float(p) for p in sweep.params],
+            "excess_kurtosis": [float(e) if math.isfinite(e) else None for e in sweep.excess_kurtosis],  # exact
+            "final_mean_ipr": [float(m) for m in sweep.mean],
+            "final_std_ipr": [float(sd) for sd in sweep.std],  # over inits
             "settled_step": settled,
         }
-    print(f"  total wall {total:.1f} s for both families ({steps} steps)")
     if record is not None:
+        st = dataclasses.asdict(settings)
         out = {
-            "description": "benchmarks/bench.py section (c): paper Fig. 5 sweep at paper scale. final_mean_ipr: "
-            "IPR at the last step, mean over the initialisations; settled_step: first checkpoint from which the "
-            "mean IPR of every value of the family stays within tol of its final value.",
+            "description": "benchmarks/bench.py section (c): experiments.fig5 (paper Fig. 5) at paper scale. "
+            "final_mean_ipr: IPR at the last step, mean over the initialisations; settled_step: first checkpoint "
+            "from which the mean IPR of every value of the family stays within tol of its final value.",
             "command": shlex.join([".venv/bin/python", "benchmarks/bench.py", *sys.argv[1:]]),
             "jax_version": jax.__version__,
+            "wall_seconds": round(wall, 1),  # both families, compilation included
+            "cpu_count": os.cpu_count(),
             "settings": {
-                "n": L, "xi": list(xi), "lr": lr, "batch": B, "steps": steps, "inits": int(w0.shape[0]),
-                "final_step": int(ck[-1]), "init_scale": 0.001, "balanced": False, "checkpoint_every": every, "tol": tol,
-                "init_key": 3, "data_key": 4,
+                "n": st["n"], "xi": list(st["xi"]), "lr": st["lr"], "batch": st["batch"], "steps": steps,
+                "inits": st["inits"], "final_step": int(ck[-1]), "init_scale": st["init_scale"],
+                "balanced": st["balanced"], "checkpoint_every": every, "tol": tol, "key": FIG5_KEY,
             },
             "families": families,
         }
@@ -209,13 +203,13 @@ def investigate():
     k = keys["splitmix"]
     from localization import _prng
 
-    run("_prng.normal f32 (Giles erfinv) [splitmix]", lambda k: _prng.normal(k, (B, N)), k)
+    run("_prng.normal f32 (one-angle Box-Muller) [splitmix]", lambda k: _prng.normal(k, (B, N)), k)
     run("normal f64 [splitmix]", lambda k: jax.random.normal(k, (B, N), jnp.float64), k)
     run("uniform f32 [splitmix]", lambda k: jax.random.uniform(k, (B, N), jnp.float32), k)
-    run("normal @ R (one class)", lambda k: jax.random.normal(k, (B, N), jnp.float32) @ R, k)
+    run("_prng.normal @ R (one class)", lambda k: _prng.normal(k, (B, N)) @ R, k)
     run("erf(100 * normal)", lambda k: jax.lax.erf(100 * jax.random.normal(k, (B, N), jnp.float32)), k)
     task = data.LengthscaleTask.of(data.NLGP, xi=(1.0, 3.0), gain=100.0)
-    run("NLGP task.sample (both classes, select)", lambda k: task.sample(k, B, N, jnp.float32)[0], k)
+    run("NLGP task.sample (per-class amplitudes, one product)", lambda k: task.sample(k, B, N, jnp.float32)[0], k)
 
     def grad(k, I):
         x = jax.random.normal(k, (B, N), jnp.float32)
