@@ -64,6 +64,8 @@ from ._marginals import (
 __all__ = [
     "covariance",
     "covariance_sqrt",
+    "fourier_basis",
+    "spectral_amplitudes",
     "min_distance_covariance",
     "Gaussian",
     "NLGP",
@@ -111,6 +113,25 @@ def covariance_sqrt(xi, n) -> np.ndarray:
     xi = V.positive("xi", xi)
     shape = V.shape("n", n)
     return _cov.sqrt_matrix(xi, shape)
+
+
+def fourier_basis(n) -> np.ndarray:
+    """(N, N) float64 orthonormal real Fourier basis Q in which every covariance of this module is
+    diagonal (the constant, cosine/sine pairs, the alternating column; Kronecker product over axes
+    for a grid): ``covariance(xi, n) == Q @ diag(spectral_amplitudes(xi, n)**2) @ Q.T``."""
+    shape = V.shape("n", n)
+    out = np.ones((1, 1))
+    for L in shape:
+        out = np.kron(out, _cov.real_fourier_basis(L)[0])
+    return out
+
+
+def spectral_amplitudes(xi, n) -> np.ndarray:
+    """(N,) float64 amplitudes ``a >= 0``: the samplers draw the latent Gaussian as
+    ``(G * a) @ fourier_basis(n).T`` with G iid N(0, 1), whose covariance is ``covariance(xi, n)``."""
+    xi = V.positive("xi", xi)
+    shape = V.shape("n", n)
+    return np.array(_cov.spectral_amplitudes(xi, shape))
 
 
 def min_distance_covariance(xi, n) -> np.ndarray:

@@ -123,3 +123,29 @@ def test_spectral_amplitudes_reproduce_the_covariance(xi, n):
         Qs = np.kron(Qs, _cov.real_fourier_basis(L)[0])
     assert a.shape == (math.prod(shape),) and np.all(a >= 0)
     np.testing.assert_allclose(Qs @ np.diag(a**2) @ Qs.T, data.covariance(xi, n), atol=1e-13)
+
+
+@pytest.mark.parametrize("n", SHAPES)
+def test_public_fourier_basis_and_amplitudes_give_the_sampler_covariance(n):
+    Q, a = data.fourier_basis(n), data.spectral_amplitudes(2.0, n)
+    N = math.prod(n) if isinstance(n, tuple) else n
+    assert Q.shape == (N, N) and a.shape == (N,)
+    np.testing.assert_allclose(Q @ np.diag(a**2) @ Q.T, data.covariance(2.0, n), atol=1e-13)
+    # the samplers use exactly these amplitudes: float64 Gaussian rows have this covariance
+    import jax
+
+    g = np.asarray(jax.random.normal(jax.random.key(0), (3, N), np.float64))
+    z = np.asarray(data._correlate(jax.numpy.asarray(g), n if isinstance(n, tuple) else (n,), 2.0))
+    np.testing.assert_allclose(z, (g * a) @ Q.T, atol=1e-12)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, math.inf, math.nan])
+def test_spectral_amplitudes_bad_xi(bad):
+    with pytest.raises(ValueError, match="xi"):
+        data.spectral_amplitudes(bad, 10)
+
+
+@pytest.mark.parametrize("bad", [1, 0, (3, 1)])
+def test_fourier_basis_bad_n(bad):
+    with pytest.raises(ValueError, match="n"):
+        data.fourier_basis(bad)
