@@ -16,6 +16,10 @@ REFERENCES := $(patsubst book/%.md,tests/references/%.ipynb,$(CHAPTERS))
 export JAX_PLATFORMS := cpu
 export XLA_PYTHON_CLIENT_PREALLOCATE := false
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
+# Chapters executed in batch (book, nbval, references) do not draw the explorers' first figure:
+# nbclient's output-widget emulation can hang the execution (see localization.plotting.explorer).
+# `make lab` clears it, so live notebooks draw at once.
+export LOCALIZATION_STATIC_WIDGETS := 1
 
 .PHONY: help env book test test-unit test-notebooks test-references test-site lab serve references bench lock clean offline-assets browser
 
@@ -82,7 +86,7 @@ lab: env
 	@mkdir -p $(VENV)/share/jupyter/lab/settings
 	@echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}}' \
 	  > $(VENV)/share/jupyter/lab/settings/overrides.json
-	$(BIN)/jupyter lab book/
+	LOCALIZATION_STATIC_WIDGETS= $(BIN)/jupyter lab book/
 
 serve:
 	@test -d _build/html || { echo "run 'make book' first"; exit 1; }

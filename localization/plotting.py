@@ -8,12 +8,16 @@
 * :func:`plot_marginal` — law of one coordinate ``X_i`` (atoms as stems, densities as curves),
   optionally with a histogram of samples and the standard-normal reference.
 * :func:`plot_samples` — a few input vectors, coloured by class.
+* :func:`explorer` — the chapters' live controls (an ``ipywidgets.interact`` that stays quiet when a
+  chapter is executed in batch, see its docstring).
 
-Every helper draws on an ``ax`` passed in and returns what it drew; none creates or shows figures.
+Every plotting helper draws on an ``ax`` passed in and returns what it drew; none creates or shows
+figures.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -29,7 +33,13 @@ __all__ = [
     "plot_receptive_field",
     "plot_marginal",
     "plot_samples",
+    "explorer",
+    "STATIC_WIDGETS_ENV",
 ]
+
+#: Environment variable: when set (to anything but "" or "0"), :func:`explorer` does not draw its
+#: first figure. The Makefile sets it when it executes chapters (book, tests, references).
+STATIC_WIDGETS_ENV = "LOCALIZATION_STATIC_WIDGETS"
 
 TIME_CMAP = "coolwarm"  # blue (early) -> red (late)
 CLASS_COLORS = ("#1f77b4", "#d62728")  # y = 0 (short length scale), y = 1 (long length scale)
@@ -315,3 +325,49 @@ def plot_samples(ax, x, y=None, *, num: int = 2, n=None, offset: float = 0.0, al
     ax.set_xlabel("position $i$")
     ax.set_ylabel("$x_i$")
     return lines
+
+
+def explorer(fn, /, **controls) -> None:
+    """Display live controls that redraw ``fn(**values)`` in an output area (like ``ipywidgets.interact``).
+
+    ``controls`` maps each keyword argument of ``fn`` to an ipywidgets value widget (slider,
+    dropdown, ...) or to ``ipywidgets.fixed(value)``. Moving a control calls ``fn`` with the current
+    values inside the output area, which is cleared first; ``fn`` draws (e.g. ``plt.show()``).
+
+    Why not ``interact``: when a notebook is executed without a browser (jupyter-book, jupytext,
+    nbclient), nbclient emulates the output widget and *sends* a state update to the kernel on the
+    shell channel whenever the widget's output changes, while it is waiting for the cell's reply on
+    that same channel; now and then that reply is never seen and execution hangs with an idle
+    kernel (jupyter/nbclient#312, observed four times in this project). ``explorer`` draws its first
+    figure only when the environment variable :data:`STATIC_WIDGETS_ENV` is unset, so batch
+    executions never touch the output widget; the built page shows the controls, and the chapters
+    put a static figure with the default settings just above.
+    """
+    import ipywidgets as widgets
+    from IPython.display import display
+
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {fn!r}")
+    fixed, live = {}, {}
+    for name, control in controls.items():
+        if isinstance(control, widgets.fixed):
+            fixed[name] = control.value
+        elif isinstance(control, widgets.ValueWidget):
+            live[name] = control
+        else:
+            raise TypeError(
+                f"control {name!r} must be an ipywidgets value widget (e.g. FloatSlider) or "
+                f"ipywidgets.fixed(value), got {type(control).__name__}"
+            )
+    out = widgets.Output()
+
+    def redraw(_change=None):
+        with out:
+            out.clear_output(wait=True)
+            fn(**fixed, **{name: control.value for name, control in live.items()})
+
+    for control in live.values():
+        control.observe(redraw, names="value")
+    display(widgets.VBox([*live.values(), out]))
+    if os.environ.get(STATIC_WIDGETS_ENV, "") in ("", "0"):
+        redraw()
