@@ -121,13 +121,7 @@ def _check_num(num):
 
 
 def _check_dtype(dtype):
-    try:
-        dt = jnp.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"dtype must be a floating dtype (jnp.float32 or jnp.float64), got {dtype!r}") from None
-    if not jnp.issubdtype(dt, jnp.floating):
-        raise TypeError(f"dtype must be a floating dtype (jnp.float32 or jnp.float64), got {dtype!r}")
-    return dt
+    return V.floating_dtype("dtype", dtype)
 
 
 def _is_tracer(x) -> bool:

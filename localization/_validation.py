@@ -97,6 +97,21 @@ def key(name: str, value: Any):
     )
 
 
+def floating_dtype(name: str, value: Any, allowed: tuple[str, ...] | None = None):
+    """``value`` as a floating NumPy/JAX dtype; ``allowed`` (names, e.g. ("float32", "float64"))
+    restricts it further."""
+    import jax.numpy as jnp
+
+    valid = " or ".join(f"jnp.{a}" for a in allowed) if allowed else "a floating dtype such as jnp.float32"
+    try:
+        dt = jnp.dtype(value)
+    except TypeError:
+        raise TypeError(f"{name} must be {valid}, got {value!r}") from None
+    if not jnp.issubdtype(dt, jnp.floating) or (allowed and dt.name not in allowed):
+        raise TypeError(f"{name} must be {valid}, got {value!r}")
+    return dt
+
+
 def float_array(name: str, value: Any, ndim_min: int = 1, last_dim: int | None = None):
     """A floating-point array with at least ``ndim_min`` axes and finite entries."""
     import jax.numpy as jnp

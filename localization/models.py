@@ -281,10 +281,4 @@ def _init_params(key, std_w, std_k, K, N, model, bias, num, dtype):
 
 
 def _float_dtype(dtype):
-    try:
-        dt = jnp.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"dtype must be a floating dtype such as jnp.float32, got {dtype!r}") from None
-    if not jnp.issubdtype(dt, jnp.floating):
-        raise TypeError(f"dtype must be a floating dtype such as jnp.float32, got {dtype!r}")
-    return dt
+    return v.floating_dtype("dtype", dtype)

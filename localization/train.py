@@ -141,13 +141,7 @@ def checkpoint_steps(checkpoints, steps: int) -> np.ndarray:
 
 
 def _float_dtype(dtype):
-    try:
-        dt = jnp.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"dtype must be jnp.float32 or jnp.float64, got {dtype!r}") from None
-    if dt not in (jnp.dtype(jnp.float32), jnp.dtype(jnp.float64)):
-        raise TypeError(f"dtype must be jnp.float32 or jnp.float64, got {dtype!r}")
-    return dt
+    return v.floating_dtype("dtype", dtype, allowed=("float32", "float64"))
 
 
 def _param_ndim(model):
