@@ -35,7 +35,7 @@ import numpy as np
 
 __all__ = [
     "kernel_row", "eigenvalues", "circulant", "covariance_matrix", "sqrt_matrix",
-    "real_fourier_basis", "spectral_amplitudes",
+    "real_fourier_basis", "spectral_amplitudes", "fourier_matrix",
 ]
 
 # exp(-x) < 1e-300 for x > 690: terms beyond this are exactly zero in float64.
@@ -147,27 +147,34 @@ def spectral_amplitudes(xi: float, shape: tuple[int, ...]) -> np.ndarray:
     return _spectral_amplitudes(float(xi), tuple(int(L) for L in shape))
 
 
-def covariance_matrix(xi: float, shape: tuple[int, ...]) -> np.ndarray:
-    """(N, N) covariance, N = prod(shape): Kronecker product of per-axis circulants."""
+def _kron_over_axes(shape: tuple[int, ...], axis_matrix) -> np.ndarray:
+    """(N, N) Kronecker product over the grid axes of ``axis_matrix(L)`` (row-major flattening)."""
     out = np.ones((1, 1))
     for L in shape:
-        out = np.kron(out, circulant(np.asarray(kernel_row(float(xi), int(L)))))
+        out = np.kron(out, axis_matrix(int(L)))
     return out
+
+
+def covariance_matrix(xi: float, shape: tuple[int, ...]) -> np.ndarray:
+    """(N, N) covariance, N = prod(shape): Kronecker product of per-axis circulants."""
+    return _kron_over_axes(shape, lambda L: circulant(np.asarray(kernel_row(float(xi), L))))
 
 
 def sqrt_matrix(xi: float, shape: tuple[int, ...]) -> np.ndarray:
     """(N, N) symmetric square root: Kronecker product of per-axis circulant roots."""
-    out = np.ones((1, 1))
-    for L in shape:
-        out = np.kron(out, axis_sqrt(xi, L))
-    return out
+    return _kron_over_axes(shape, lambda L: axis_sqrt(xi, L))
+
+
+def fourier_matrix(shape: tuple[int, ...]) -> np.ndarray:
+    """(N, N) real Fourier basis of the grid: Kronecker product of the per-axis bases."""
+    return _kron_over_axes(shape, lambda L: real_fourier_basis(L)[0])
 
 
 def min_distance_kernel(xi: float, shape: tuple[int, ...]) -> np.ndarray:
     """The paper's wrapped kernel exp(-d^2/xi^2), d the periodic (min) distance; NOT PSD in general."""
-    out = np.ones((1, 1))
-    for L in shape:
+    def wrapped(L):
         d = np.arange(L)
         d = np.minimum(d, L - d).astype(np.float64)
-        out = np.kron(out, circulant(np.exp(-(d**2) / xi**2)))
-    return out
+        return circulant(np.exp(-(d**2) / xi**2))
+
+    return _kron_over_axes(shape, wrapped)

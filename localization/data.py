@@ -119,11 +119,7 @@ def fourier_basis(n) -> np.ndarray:
     """(N, N) float64 orthonormal real Fourier basis Q in which every covariance of this module is
     diagonal (the constant, cosine/sine pairs, the alternating column; Kronecker product over axes
     for a grid): ``covariance(xi, n) == Q @ diag(spectral_amplitudes(xi, n)**2) @ Q.T``."""
-    shape = V.shape("n", n)
-    out = np.ones((1, 1))
-    for L in shape:
-        out = np.kron(out, _cov.real_fourier_basis(L)[0])
-    return out
+    return _cov.fourier_matrix(V.shape("n", n))
 
 
 def spectral_amplitudes(xi, n) -> np.ndarray:
