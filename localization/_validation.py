@@ -113,7 +113,8 @@ def floating_dtype(name: str, value: Any, allowed: tuple[str, ...] | None = None
 
 
 def float_array(name: str, value: Any, ndim_min: int = 1, last_dim: int | None = None):
-    """A floating-point array with at least ``ndim_min`` axes and finite entries."""
+    """A real (floating or integer) array with at least ``ndim_min`` axes. Entries are not checked
+    for finiteness here (the value may be a tracer); callers check concrete values."""
     import jax.numpy as jnp
 
     if not hasattr(value, "shape") or not hasattr(value, "dtype"):
