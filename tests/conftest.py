@@ -1,4 +1,5 @@
-"""Strict test configuration: float64 everywhere, CPU only; nbval compares text, not pictures."""
+"""Strict test configuration: float64 everywhere, CPU only; nbval compares text, not pictures, and
+never a measured (seed- or machine-dependent) value."""
 
 import os
 
@@ -9,17 +10,32 @@ import jax  # noqa: E402
 jax.config.update("jax_enable_x64", True)
 
 import localization  # noqa: E402,F401  (fails collection early if the package does not import)
+from localization.book import is_measured_output  # noqa: E402
 
 # Payloads nbval must not compare (figures and widget views): the list the reference notebooks are
-# stripped of. Everything a chapter prints or returns as text is compared with its reference.
+# stripped of. Everything else a chapter prints or returns as text is compared with its reference,
+# except the outputs of localization.book.glue_measured / show_measured, which the references do
+# not store (strip_reference drops them) and which are dropped from the executed outputs below.
 from strip_reference import UNCOMPARED as _UNCOMPARED  # noqa: E402  (tests/ is on sys.path)
+
+
+def _without_measured(outputs):
+    return [out for out in outputs if not is_measured_output(out)]
 
 
 def pytest_collection_modifyitems(session, config, items):
     try:
-        from nbval.plugin import IPyNbFile
+        from nbval.plugin import IPyNbCell, IPyNbFile
     except ImportError:  # nbval not in use for this run
         return
+    if not getattr(IPyNbCell, "_book_measured_filter", False):
+        compare = IPyNbCell.compare_outputs
+
+        def compare_outputs(self, test, ref, skip_compare=None):
+            return compare(self, _without_measured(test), _without_measured(ref), skip_compare)
+
+        IPyNbCell.compare_outputs = compare_outputs
+        IPyNbCell._book_measured_filter = True
     for item in items:
         parent = item.parent
         if isinstance(parent, IPyNbFile) and not getattr(parent, "_book_skips", False):

@@ -1,12 +1,16 @@
 """Normalise an executed chapter into an nbval reference notebook.
 
 Keeps every checked text output; drops what nbval never compares (images, widget views, execution
-timing) so references stay small and their diffs stay readable.
+timing, and every measured value written by ``localization.book.glue_measured`` / ``show_measured``)
+so references stay small, their diffs stay readable, and no seed- or machine-dependent number is
+stored as text to compare.
 """
 
 import sys
 
 import nbformat
+
+from localization.book import is_measured_output
 
 # Output payloads nbval is told to skip (see tests/conftest.py): figures and widget views.
 UNCOMPARED = (
@@ -24,6 +28,8 @@ def strip(path: str) -> None:
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
+        if "outputs" in cell:
+            cell.outputs = [out for out in cell.outputs if not is_measured_output(out)]
         for output in cell.get("outputs", []):
             for key in UNCOMPARED:
                 output.get("data", {}).pop(key, None)

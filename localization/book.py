@@ -1,0 +1,206 @@
+"""The book's conventions for randomness and for numbers shown in the text.
+
+Two rules make every chapter portable between machines and robust to the choice of seed:
+
+* **One book seed.** Every random key a chapter uses comes from :func:`key`, which folds the
+  chapter's labels into the book seed read from the environment variable ``LOCALIZATION_SEED``
+  (default 0, the seed of the committed nbval references). A reader re-runs a chapter with
+  another seed by setting the variable; every check cell must still pass.
+* **Exact values are compared, measured values are asserted.** A number that comes from sampling
+  or SGD differs between seeds, and its last bits differ between machines (float32 SGD near the
+  localization onset carries a last-bit difference into the second decimal). Such numbers are glued
+  with :func:`glue_measured` and shown with :func:`show_measured`; both mark their output so that
+  the nbval references never store it and nbval never compares it
+  (:data:`MEASURED_METADATA_KEY`). Deterministic values (float64 theory, integers, strings) are glued
+  with :func:`glue_exact`, which refuses float32-derived numbers, and are compared as text.
+
+``make test`` runs nbval under a second seed, so a compared output that depends on the seed fails
+the test suite rather than a later CI run on another machine.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+import zlib
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "SEED_ENV",
+    "MEASURED_METADATA_KEY",
+    "seed",
+    "key",
+    "glue_exact",
+    "glue_measured",
+    "glue_figure",
+    "show_measured",
+    "is_measured_output",
+    "looks_float32",
+]
+
+#: Environment variable holding the book seed (an integer; unset or empty means 0).
+SEED_ENV = "LOCALIZATION_SEED"
+
+#: Output-metadata key that marks a glued or displayed value as measured (seed- and
+#: machine-dependent). nbval skips such outputs and the references do not store them.
+MEASURED_METADATA_KEY = "localization-measured"
+
+_GLUE_PREFIX = "application/papermill.record/"
+
+
+def seed() -> int:
+    """The book seed: ``LOCALIZATION_SEED`` as a non-negative integer (0 when unset or empty).
+
+    Raises:
+        ValueError: the variable is set to something that is not a non-negative integer.
+    """
+    text = os.environ.get(SEED_ENV, "").strip()
+    if not text:
+        return 0
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise ValueError(
+            f"{SEED_ENV} must be a non-negative integer (valid range: 0 <= seed < 2**32), got {text!r}"
+        ) from None
+    if not 0 <= value < 2**32:
+        raise ValueError(f"{SEED_ENV} must satisfy 0 <= seed < 2**32, got {value}")
+    return value
+
+
+def _label_word(index: int, label: Any) -> int:
+    if isinstance(label, str):
+        return zlib.crc32(label.encode("utf-8"))  # stable across Python processes, unlike hash()
+    if isinstance(label, bool) or not isinstance(label, (numbers.Integral, np.integer)):
+        raise TypeError(
+            f"labels[{index}] must be a str or a non-negative int, got {label!r} of type "
+            f"{type(label).__name__}"
+        )
+    if not 0 <= int(label) < 2**32:
+        raise ValueError(f"labels[{index}] must satisfy 0 <= label < 2**32, got {int(label)}")
+    return int(label)
+
+
+def key(*labels: str | int):
+    """A JAX key for one use in a chapter: the book seed with each label folded in, in order.
+
+    ``key("simulation", "fig5")`` and ``key("simulation", "fig5", 3)`` are independent streams;
+    the same labels give the same key for the same book seed, in every process.
+
+    Args:
+        *labels: at least one label; strings (hashed with CRC-32) or integers in [0, 2**32).
+
+    Returns:
+        A typed JAX key (``jax.random.key``), shape ().
+    """
+    import jax
+
+    if not labels:
+        raise ValueError("key needs at least one label (the chapter's name), got none")
+    words = [_label_word(i, label) for i, label in enumerate(labels)]
+    k = jax.random.key(seed())
+    for word in words:
+        k = jax.random.fold_in(k, word)
+    return k
+
+
+def looks_float32(value: Any) -> bool:
+    """Whether a number carries float32 arithmetic: a float32/float16 array or scalar, or a Python
+    float that is exactly a float32 value yet has no short decimal form (the signature of
+    ``float(x)`` on a float32 result, e.g. 0.5555020570755005)."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and np.issubdtype(np.dtype(dtype), np.floating):
+        if np.dtype(dtype).itemsize < 8:
+            return True
+        value = np.asarray(value)
+        if value.shape != ():
+            return any(looks_float32(float(v)) for v in value.ravel())
+        value = float(value)
+    if isinstance(value, float) and math.isfinite(value) and value != 0.0:
+        if float(np.float32(value)) != value:
+            return False
+        digits = repr(value).lower().split("e")[0].replace("-", "").replace(".", "").strip("0")
+        return len(digits) > 8
+    return False
+
+
+def _glue(name: str, value: Any, *, measured: bool) -> None:
+    from IPython.core.formatters import format_display_data
+    from IPython.display import display
+
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty str, got {name!r}")
+    bundle, metadata = format_display_data(value)
+    metadata["scrapbook"] = {"name": name, "mime_prefix": _GLUE_PREFIX}
+    if measured:
+        metadata[MEASURED_METADATA_KEY] = True
+    display({_GLUE_PREFIX + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)
+
+
+def _python_number(name: str, value: Any):
+    if isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, (numbers.Integral, np.integer)):
+        return int(value)
+    if hasattr(value, "shape") and getattr(value, "shape", None) == ():
+        value = value.item() if hasattr(value, "item") else value
+    if isinstance(value, (numbers.Real, np.floating)):
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"{name}: a glued number must be finite, got {value}")
+        return value
+    raise TypeError(f"{name}: glue a number or a string, got {type(value).__name__}")
+
+
+def glue_exact(name: str, value: Any) -> None:
+    """Glue a deterministic value (float64 theory, an integer count, a string) for ``{glue:text}``.
+
+    The value is stored in the nbval references and compared as text on every machine and seed,
+    so it must not depend on either.
+
+    Raises:
+        TypeError: ``value`` is float32-derived (see :func:`looks_float32`) or not a number/string;
+            glue such values with :func:`glue_measured`.
+        ValueError: ``value`` is NaN or infinite.
+    """
+    if looks_float32(value):
+        raise TypeError(
+            f"{name}: value {value!r} carries float32 arithmetic, whose last bits differ between "
+            "machines; glue it with glue_measured (asserted in a check cell, never compared as text)"
+        )
+    _glue(name, _python_number(name, value), measured=False)
+
+
+def glue_measured(name: str, value: Any) -> None:
+    """Glue a number that comes from sampling or SGD: shown in the text, never compared by nbval.
+
+    The claim the number supports must be asserted in a check cell with a tolerance taken from
+    its spread over seeds.
+    """
+    _glue(name, _python_number(name, value), measured=True)
+
+
+def glue_figure(name: str, fig) -> None:
+    """Glue a Matplotlib figure for ``{glue:figure}`` and close it (figures are never compared)."""
+    import matplotlib.pyplot as plt
+    from myst_nb import glue
+
+    glue(name, fig, display=False)
+    plt.close(fig)
+
+
+def show_measured(text: str) -> None:
+    """Show a line of measured numbers (e.g. below a check's verdict) without nbval comparing it."""
+    from IPython.display import display
+
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    display({"text/plain": text}, raw=True, metadata={MEASURED_METADATA_KEY: True})
+
+
+def is_measured_output(output: dict) -> bool:
+    """Whether a notebook output was written by :func:`glue_measured` or :func:`show_measured`."""
+    return bool(output.get("metadata", {}).get(MEASURED_METADATA_KEY, False))

@@ -1,0 +1,77 @@
+"""localization.book: the seed, the keys, and which glued values nbval may compare."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from localization import book
+
+
+def test_seed_defaults_to_zero_and_reads_the_environment(monkeypatch):
+    monkeypatch.delenv(book.SEED_ENV, raising=False)
+    assert book.seed() == 0
+    monkeypatch.setenv(book.SEED_ENV, " 17 ")
+    assert book.seed() == 17
+    monkeypatch.setenv(book.SEED_ENV, "")
+    assert book.seed() == 0
+
+
+@pytest.mark.parametrize("text", ["-1", "1.5", "abc", str(2**32)])
+def test_bad_seed_names_the_variable(monkeypatch, text):
+    monkeypatch.setenv(book.SEED_ENV, text)
+    with pytest.raises(ValueError, match=book.SEED_ENV):
+        book.seed()
+
+
+def test_keys_depend_on_labels_and_seed_only(monkeypatch):
+    monkeypatch.setenv(book.SEED_ENV, "3")
+    a = jax.random.key_data(book.key("simulation", "fig5", 2))
+    assert np.array_equal(a, jax.random.key_data(book.key("simulation", "fig5", 2)))
+    others = [book.key("simulation", "fig5", 3), book.key("simulation", "fig5"), book.key("data", "fig5", 2)]
+    for other in others:
+        assert not np.array_equal(a, jax.random.key_data(other))
+    monkeypatch.setenv(book.SEED_ENV, "4")
+    assert not np.array_equal(a, jax.random.key_data(book.key("simulation", "fig5", 2)))
+
+
+def test_key_labels_are_validated():
+    with pytest.raises(ValueError, match="at least one label"):
+        book.key()
+    with pytest.raises(TypeError, match=r"labels\[1\]"):
+        book.key("intro", 1.5)
+    with pytest.raises(ValueError, match=r"labels\[0\]"):
+        book.key(-1)
+
+
+def test_looks_float32_separates_float32_results_from_float64_and_short_decimals():
+    x32 = jnp.float32(0.1) * jnp.float32(3.3)
+    assert book.looks_float32(float(x32)) and book.looks_float32(x32)
+    assert book.looks_float32(jnp.ones(3, jnp.float32))
+    assert not book.looks_float32(0.1 * 3.3)                    # float64 arithmetic
+    assert not book.looks_float32(float(np.float64(2) / 3))
+    for simple in (0.5, 0.25, 3.0, 1e-3, 7, -0.125):            # short decimals are exact anyway
+        assert not book.looks_float32(simple)
+    assert not book.looks_float32(np.array([0.1 * 3.3, 0.5]))
+
+
+def test_glue_exact_refuses_float32_values_and_non_finite_numbers():
+    with pytest.raises(TypeError, match="glue_measured"):
+        book.glue_exact("x", float(jnp.float32(0.1) * jnp.float32(3.3)))
+    with pytest.raises(ValueError, match="finite"):
+        book.glue_exact("x", float("nan"))
+    with pytest.raises(TypeError, match="number or a string"):
+        book.glue_exact("x", [1, 2])
+
+
+def test_measured_outputs_are_marked_and_exact_ones_are_not(monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj, raw, metadata: shown.append((obj, metadata)))
+    book.glue_measured("m", jnp.float32(0.3))
+    book.glue_exact("e", 2 / 3)
+    book.show_measured("IPR 0.56")
+    (m_data, m_meta), (e_data, e_meta), (s_data, s_meta) = shown
+    assert book.is_measured_output({"metadata": m_meta}) and m_meta["scrapbook"]["name"] == "m"
+    assert not book.is_measured_output({"metadata": e_meta})
+    assert e_data["application/papermill.record/text/plain"] == repr(2 / 3)
+    assert book.is_measured_output({"metadata": s_meta}) and s_data == {"text/plain": "IPR 0.56"}
