@@ -26,7 +26,8 @@ UNCOMPARED = (
 def strip(path: str) -> None:
     nb = nbformat.read(path, as_version=4)
     nb.metadata.pop("widgets", None)
-    for cell in nb.cells:
+    for index, cell in enumerate(nb.cells):
+        cell.id = f"cell-{index}"  # stable ids: a regenerated reference diffs only where outputs changed
         cell.metadata.pop("execution", None)
         if "outputs" in cell:
             cell.outputs = [out for out in cell.outputs if not is_measured_output(out)]

@@ -101,12 +101,15 @@ def test_every_figure_shows_an_image(page):
 def test_landing_page_uses_every_convention():
     dom = render("book/intro")
     assert dom.count("<mjx-container") >= 3, "math did not render"
-    assert re.search(r'class="[^"]*eqno', dom) or "(1)" in dom, "no numbered equation"
+    source = (SITE / "book" / "intro.html").read_text(encoding="utf-8")
+    assert re.search(r'id="equation-eq-intro-m2"[^>]*>\s*<span class="eqno">\(1\)', source), (
+        "the first displayed equation is not numbered (1)"
+    )
     assert 'class="reference internal"' in dom, "no cross-references"
     assert re.search(r"<img[^>]+src=\"[^\"]+\.png", dom), "no figure image"
     assert "Fig. 1" in dom or "Figure 1" in dom, "no numbered figure caption/reference"
     assert "tag_check" in dom, "no check cell"
-    assert "proof" in dom, "no theorem-style block"
+    assert re.search(r'<div class="[^"]*\bproof\b[^"]*\blemma\b', dom), "no theorem-style (lemma) block"
     assert "widget-slider" in dom, "the embedded widget snapshot did not render offline"
     assert re.search(r"bibliography|Lufkin", dom), "no citation"
 
@@ -116,3 +119,49 @@ def test_errata_and_bibliography_pages_exist():
         assert (SITE / f"{page}.html").exists()
     errata = (SITE / "book" / "errata.html").read_text(encoding="utf-8")
     assert "<table" in errata, "errata page has no table"
+
+
+class _ErrataLinks(HTMLParser):
+    """The headings of the errata page, in order, and the proof links of its tables."""
+
+    def __init__(self):
+        super().__init__()
+        self.headings, self.links, self._heading, self._in_table = [], [], None, 0
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag in ("h2", "h3"):
+            self._heading = ""
+        if tag == "table":
+            self._in_table += 1
+        if tag == "a" and self._in_table and "reference internal" in (attrs.get("class") or ""):
+            self.links.append(attrs.get("href", ""))
+
+    def handle_endtag(self, tag):
+        if tag in ("h2", "h3") and self._heading is not None:
+            self.headings.append(self._heading.strip().rstrip("#").strip())
+            self._heading = None
+        if tag == "table":
+            self._in_table -= 1
+
+    def handle_data(self, data):
+        if self._heading is not None:
+            self._heading += data
+
+
+def test_errata_lists_errors_before_notes_and_every_proof_link_reaches_a_check_cell():
+    page = _ErrataLinks()
+    page.feed((SITE / "book" / "errata.html").read_text(encoding="utf-8"))
+    top = [h for h in page.headings if h in ("Errors in the sources", "Notes on notation and presentation")]
+    assert top == ["Errors in the sources", "Notes on notation and presentation"], page.headings
+    proofs = [h for h in page.links if "#check-" in h]
+    assert len(proofs) >= 20, f"too few proof links on the errata page: {proofs}"
+    missing = []
+    for href in proofs:
+        target, anchor = href.split("#", 1)
+        html = (SITE / "book" / target).read_text(encoding="utf-8")
+        # The anchor must exist and be followed by a cell tagged `check` (the cell that proves the row).
+        match = re.search(rf'id="{re.escape(anchor)}"[\s\S]{{0,400}}?class="cell tag_check', html)
+        if match is None:
+            missing.append(href)
+    assert not missing, f"errata proof links that do not land on a check cell: {missing}"
