@@ -155,11 +155,13 @@ def _python_number(name: str, value: Any):
     raise TypeError(f"{name}: glue a number or a string, got {type(value).__name__}")
 
 
-def glue_exact(name: str, value: Any) -> None:
+def glue_exact(name: str, value: Any, significant: int = 10) -> None:
     """Glue a deterministic value (float64 theory, an integer count, a string) for ``{glue:text}``.
 
     The value is stored in the nbval references and compared as text on every machine and seed,
-    so it must not depend on either.
+    so it must not depend on either. A float is rounded to ``significant`` significant digits
+    (default 10, in 1..15): quadratures and special functions may differ in their last bits between
+    math libraries, far below that precision.
 
     Raises:
         TypeError: ``value`` is float32-derived (see :func:`looks_float32`) or not a number/string;
@@ -171,7 +173,12 @@ def glue_exact(name: str, value: Any) -> None:
             f"{name}: value {value!r} carries float32 arithmetic, whose last bits differ between "
             "machines; glue it with glue_measured (asserted in a check cell, never compared as text)"
         )
-    _glue(name, _python_number(name, value), measured=False)
+    if isinstance(significant, bool) or not isinstance(significant, numbers.Integral) or not 1 <= significant <= 15:
+        raise ValueError(f"significant must be an integer in [1, 15], got {significant!r}")
+    number = _python_number(name, value)
+    if isinstance(number, float):
+        number = float(f"{number:.{int(significant)}g}")
+    _glue(name, number, measured=False)
 
 
 def glue_measured(name: str, value: Any) -> None:
@@ -192,13 +199,17 @@ def glue_figure(name: str, fig) -> None:
     plt.close(fig)
 
 
-def show_measured(text: str) -> None:
-    """Show a line of measured numbers (e.g. below a check's verdict) without nbval comparing it."""
+def show_measured(text: str, markdown: bool = False) -> None:
+    """Show measured numbers (a line below a check's verdict, or a Markdown table when ``markdown``)
+    without nbval comparing them."""
     from IPython.display import display
 
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    display({"text/plain": text}, raw=True, metadata={MEASURED_METADATA_KEY: True})
+    bundle = {"text/plain": text}
+    if markdown:
+        bundle["text/markdown"] = text
+    display(bundle, raw=True, metadata={MEASURED_METADATA_KEY: True})
 
 
 def is_measured_output(output: dict) -> bool:

@@ -62,6 +62,8 @@ def test_glue_exact_refuses_float32_values_and_non_finite_numbers():
         book.glue_exact("x", float("nan"))
     with pytest.raises(TypeError, match="number or a string"):
         book.glue_exact("x", [1, 2])
+    with pytest.raises(ValueError, match="significant"):
+        book.glue_exact("x", 1.0, significant=0)
 
 
 def test_measured_outputs_are_marked_and_exact_ones_are_not(monkeypatch):
@@ -70,8 +72,12 @@ def test_measured_outputs_are_marked_and_exact_ones_are_not(monkeypatch):
     book.glue_measured("m", jnp.float32(0.3))
     book.glue_exact("e", 2 / 3)
     book.show_measured("IPR 0.56")
-    (m_data, m_meta), (e_data, e_meta), (s_data, s_meta) = shown
+    book.glue_exact("r", 0.1 + 0.2, significant=3)
+    book.show_measured("| a |\n| - |", markdown=True)
+    (m_data, m_meta), (e_data, e_meta), (s_data, s_meta), (r_data, _), (t_data, t_meta) = shown
+    assert r_data["application/papermill.record/text/plain"] == "0.3"   # 0.30000000000000004 rounded
+    assert t_data["text/markdown"] == "| a |\n| - |" and book.is_measured_output({"metadata": t_meta})
     assert book.is_measured_output({"metadata": m_meta}) and m_meta["scrapbook"]["name"] == "m"
     assert not book.is_measured_output({"metadata": e_meta})
-    assert e_data["application/papermill.record/text/plain"] == repr(2 / 3)
+    assert e_data["application/papermill.record/text/plain"] == "0.6666666667"  # 10 significant digits
     assert book.is_measured_output({"metadata": s_meta}) and s_data == {"text/plain": "IPR 0.56"}
