@@ -126,3 +126,74 @@ def test_validation():
         A.lindeberg_ratio(np.ones(3), np.eye(N))
     with pytest.raises(TypeError, match="trajectory"):
         A.a3_along_trajectory(np.ones(N), np.eye(N))
+
+
+# ----------------------------------------------------------------------------- finite laws, exact
+def _pulses(n, lengths):
+    return np.array([np.where((np.arange(n) - s) % n < length, 1.0, -1.0) for length in lengths for s in range(n)])
+
+
+def test_discrepancies_finite_sign_symmetric_pm1_law_is_exact():
+    # pulses and their sign flips: a sign-symmetric +-1 law, for which A1 and A2 hold exactly
+    pulses = _pulses(10, range(2, 5))
+    atoms = np.concatenate([pulses, -pulses])
+    prob = np.full(len(atoms), 1 / len(atoms))
+    w = np.random.default_rng(0).normal(size=10)
+    for i in (0, 3):
+        d1, d2 = A.discrepancies_finite(atoms, prob, w, i)
+        assert d1 < 1e-13 and d2 < 1e-13
+    # repeating atoms (with split probabilities) changes nothing
+    d1, d2 = A.discrepancies_finite(np.concatenate([atoms, atoms]), np.full(2 * len(atoms), 0.5 / len(atoms)), w)
+    assert d1 < 1e-13 and d2 < 1e-13
+
+
+def test_discrepancies_finite_detects_failures():
+    # without the sign flip: X_i still takes two values (A1 holds: any function on two points is
+    # affine) but the conditional variance depends on X_i (A2 fails)
+    pulses = _pulses(10, range(2, 5))
+    w = np.cos(2 * np.pi * np.arange(10) / 10 + 0.3)
+    d1, d2 = A.discrepancies_finite(pulses, np.full(len(pulses), 1 / len(pulses)), w)
+    assert d1 < 1e-13 and d2 > 0.05
+    # a three-valued coordinate with a non-linear conditional mean: X_1 = X_0^2 - 2/3, X_0 in {-1, 0, 1}
+    atoms = np.array([[-1.0, 1 / 3, 1.0], [0.0, -2 / 3, -1.0], [1.0, 1 / 3, 1.0], [0.0, -2 / 3, 1.0]])
+    prob = np.array([1 / 3, 1 / 6, 1 / 3, 1 / 6])
+    d1, d2 = A.discrepancies_finite(atoms, prob, [0.0, 1.0, 1.0])
+    # E[X_1 | X_0] = X_0^2 - 2/3 is orthogonal to X_0: all of it is missed by A1 (D1 = 1 on coordinate 1;
+    # coordinate 2 has E[X_2 | X_0] = 1 - 1(X_0 = 0), mean 2/3 removed: also even in X_0)
+    assert abs(d1 - 1.0) < 1e-12
+    assert d2 > 0.1
+
+
+def test_discrepancies_finite_matches_binned_estimate():
+    # the binned sample estimator (one bin per atom of X_i) agrees with the exact value up to noise
+    pulses = _pulses(10, range(2, 5))
+    prob = np.full(len(pulses), 1 / len(pulses))
+    w = np.cos(2 * np.pi * np.arange(10) / 10 + 0.3)
+    exact = A.discrepancies_finite(pulses, prob, w)
+    idx = np.asarray(jax.random.randint(jax.random.key(3), (200_000,), 0, len(pulses)))
+    assert abs(A.a2_discrepancy_samples(pulses[idx], w) - exact[1]) < 0.02
+
+
+def test_discrepancies_finite_validates():
+    atoms = np.array([[1.0, -1.0], [-1.0, 1.0]])
+    prob = np.array([0.5, 0.5])
+    with pytest.raises(ValueError, match="support must have shape"):
+        A.discrepancies_finite(atoms[:1], prob[:1], [1.0, 1.0])
+    with pytest.raises(ValueError, match=r"prob must have shape \(2,\)"):
+        A.discrepancies_finite(atoms, [1.0], [1.0, 1.0])
+    with pytest.raises(ValueError, match="prob must be non-negative and sum to 1"):
+        A.discrepancies_finite(atoms, [0.7, 0.7], [1.0, 1.0])
+    with pytest.raises(ValueError, match="prob must be non-negative and sum to 1"):
+        A.discrepancies_finite(atoms, [1.5, -0.5], [1.0, 1.0])
+    with pytest.raises(ValueError, match="support and prob must be finite"):
+        A.discrepancies_finite(np.array([[1.0, np.nan], [-1.0, 1.0]]), prob, [1.0, 1.0])
+    with pytest.raises(ValueError, match="w must have last axis of length 2"):
+        A.discrepancies_finite(atoms, prob, [1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match=r"i must be a coordinate index in \[0, 1\]"):
+        A.discrepancies_finite(atoms, prob, [1.0, 1.0], i=2)
+    with pytest.raises(ValueError, match="coordinate i = 0 is constant"):
+        A.discrepancies_finite(np.array([[1.0, -1.0], [1.0, 1.0]]), prob, [0.0, 1.0])
+    with pytest.raises(ValueError, match="positive A2 variance"):
+        A.discrepancies_finite(atoms, prob, [1.0, 0.0])
+    with pytest.raises(TypeError, match="support must be a real floating-point array"):
+        A.discrepancies_finite(np.array([[True, False], [False, True]]), prob, [1.0, 1.0])

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import localization  # noqa: F401  (x64)
+from localization import data
 from localization.theory import derivation as d
 from localization.theory.amplifier import Amplifier
 
@@ -261,3 +262,101 @@ def test_validation_errors():
         d.family_root(fam, stat, (-1, 1), tol=-1.0)
     with pytest.raises(ValueError, match="target must be finite"):
         d.family_root(fam, stat, (-1, 1), target=math.nan)
+
+
+# ----------------------------------------------------------------------------- exact Ising chain
+def _ising_enumeration(J, n):
+    """Every configuration of the periodic chain with its probability (brute force, small n)."""
+    import itertools
+
+    x = np.array(list(itertools.product([-1.0, 1.0], repeat=n)))
+    energy = (x * np.roll(x, -1, axis=1)).sum(1)
+    p = np.exp(J * energy)
+    return x, p / p.sum()
+
+
+@pytest.mark.parametrize("J", [0.0, 0.4, 1.5])
+def test_ising_preactivation_law_matches_enumeration(J):
+    n, i = 9, 3
+    w = np.array([3, -1, 0, 2, 5, -4, 1, 1, -2], dtype=float)
+    x, p = _ising_enumeration(J, n)
+    h = x @ w
+    given = x[:, i] == 1
+    values = np.unique(h[given])
+    probs = np.array([p[given & (h == v)].sum() for v in values]) / p[given].sum()
+    law = d.ising_preactivation_law(J, w, i)
+    np.testing.assert_array_equal(law.values, values.astype(np.int64))
+    np.testing.assert_allclose(law.prob, probs, rtol=0, atol=1e-14)
+    assert abs(law.prob.sum() - 1) < 1e-14
+    # the gated mean E[1(h >= 0) X] (ties count as active) for every entry
+    expected = ((h >= 0)[:, None] * x * p[:, None]).sum(0)
+    np.testing.assert_allclose(d.ising_gated_mean(J, w), expected, rtol=0, atol=1e-14)
+
+
+def test_ising_conditional_mean_is_the_exact_correlation():
+    # w = e_j: E[X_j | X_0 = 1] = E[X_0 X_j], the closed-form correlation of the periodic chain
+    J, n = 0.7, 40
+    corr = data.ising_correlation(J, n, np.arange(n))
+    for j in (1, 7, 20, 39):
+        law = d.ising_preactivation_law(J, np.eye(n)[j], 0)
+        assert abs(law.prob @ law.values - corr[j]) < 1e-13
+    # independent spins (J = 0): <w, X> given X_0 = 1 is w_0 plus a sum of independent +-w_j
+    law = d.ising_preactivation_law(0.0, [2, 1, 1], 0)
+    np.testing.assert_array_equal(law.values, [0, 2, 4])
+    np.testing.assert_allclose(law.prob, [0.25, 0.5, 0.25], atol=1e-15)
+
+
+def test_ising_exact_functions_validate():
+    with pytest.raises(ValueError, match="J must be non-negative"):
+        d.ising_preactivation_law(-0.1, [1, 1], 0)
+    with pytest.raises(ValueError, match="J must be finite"):
+        d.ising_gated_mean(math.inf, [1, 1])
+    with pytest.raises(ValueError, match="w must have integer entries"):
+        d.ising_preactivation_law(0.5, [1.0, 0.5], 0)
+    with pytest.raises(ValueError, match="w must have integer entries"):
+        d.ising_gated_mean(0.5, [1.0, np.nan])
+    with pytest.raises(ValueError, match="w must be a single weight vector"):
+        d.ising_preactivation_law(0.5, [[1, 1], [1, 1]], 0)
+    with pytest.raises(ValueError, match="w must be a single weight vector"):
+        d.ising_gated_mean(0.5, [1])
+    with pytest.raises(ValueError, match=r"sum \|w_j\| <= 1000000"):
+        d.ising_gated_mean(0.5, [10**6, 1])
+    with pytest.raises(ValueError, match="i must satisfy 0 <= i < n = 2"):
+        d.ising_preactivation_law(0.5, [1, 1], 2)
+    with pytest.raises(TypeError, match="i must be an integer"):
+        d.ising_preactivation_law(0.5, [1, 1], 0.0)
+    with pytest.raises(TypeError, match="w must be a real floating-point array"):
+        d.ising_preactivation_law(0.5, np.array([True, False]), 0)
+
+
+# ----------------------------------------------------------------------------- elliptical data
+def test_elliptical_gated_mean_closed_form_and_gaussian_case():
+    sigma = _toeplitz(6, 0.6)
+    w = np.array([0.3, -1.0, 0.5, 0.2, 0.0, 0.7])
+    # C = sqrt(2/pi) is the Gaussian law: the Stein closed form
+    np.testing.assert_allclose(d.elliptical_gated_mean(w, sigma, SQ), d.gaussian_gated_mean(w, sigma),
+                               rtol=1e-14, atol=0)
+    got = np.asarray(d.elliptical_gated_mean(w, sigma, 0.5))
+    expected = 0.25 * sigma @ w / math.sqrt(w @ sigma @ w)
+    np.testing.assert_allclose(got, expected, rtol=1e-14, atol=0)
+    # Monte Carlo on a multivariate t (nu = 5, unit variance): C = E|T| sqrt((nu-2)/nu)
+    nu = 5.0
+    k1, k2 = jax.random.split(jax.random.key(11))
+    z = np.asarray(jax.random.normal(k1, (400_000, 6))) @ np.linalg.cholesky(sigma).T
+    g = np.asarray(jax.random.gamma(k2, nu / 2, (400_000, 1)))
+    x = z * np.sqrt((nu - 2) / (2 * g))
+    c = math.sqrt((nu - 2) / nu) * 2 * math.sqrt(nu) * math.gamma((nu + 1) / 2) / (
+        math.sqrt(math.pi) * (nu - 1) * math.gamma(nu / 2))
+    per = ((x @ w) >= 0)[:, None] * x
+    z_score = np.abs(per.mean(0) - np.asarray(d.elliptical_gated_mean(w, sigma, c))) / (per.std(0) / math.sqrt(len(x)))
+    assert z_score.max() < 5, z_score
+
+
+def test_elliptical_gated_mean_validates():
+    sigma = _toeplitz(3, 0.5)
+    with pytest.raises(ValueError, match=r"mean_abs must lie in \(0.0, 1.0\]"):
+        d.elliptical_gated_mean([1.0, 0.0, 0.0], sigma, 0.0)
+    with pytest.raises(ValueError, match=r"mean_abs must lie in \(0.0, 1.0\]"):
+        d.elliptical_gated_mean([1.0, 0.0, 0.0], sigma, 1.2)
+    with pytest.raises(ValueError, match="sigma must have shape"):
+        d.elliptical_gated_mean([1.0, 0.0], sigma, 0.5)

@@ -34,7 +34,9 @@ Gaussian-copula models (NLGP, Kur: :math:`X_j=h(Z_j)`, :math:`Z\sim\mathcal N(0,
 measured by quadrature (A1: composite Gauss–Legendre over :math:`Z_i`, inner 1-D Gauss–Hermite or a
 closed form; never sampling) and by *exact conditional* Monte Carlo (A2: at quadrature nodes
 :math:`z` we sample :math:`Z_{-i}\mid Z_i=z` exactly; two independent halves give an unbiased estimate of
-:math:`(v-v_{A2})^2`). Model-agnostic binned estimators from samples are also given.
+:math:`(v-v_{A2})^2`). Model-agnostic binned estimators from samples are also given, and exact values
+for laws with finitely many atoms (:func:`discrepancies_finite`, e.g. the single pulse, whose 2N
+starts × lengths × signs can be listed).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ __all__ = [
     "a2_discrepancy",
     "a2_discrepancy_copula",
     "a2_discrepancy_samples",
+    "discrepancies_finite",
     "lindeberg_ratio",
     "a3_along_trajectory",
 ]
@@ -356,6 +359,62 @@ def a2_discrepancy_samples(x, w, i: int = 0, *, bins: int = 32) -> float:
     v_a2 = wk @ cond @ wk
     sq = p @ ((var - v_a2) ** 2 - noise)
     return float(np.sqrt(max(sq, 0.0)) / v_a2)
+
+
+# -------------------------------------------------------------------------------------------------
+# A1 and A2 exactly, for a law with finitely many atoms
+# -------------------------------------------------------------------------------------------------
+def discrepancies_finite(support, prob, w, i: int = 0) -> tuple[float, float]:
+    r"""Exact :math:`(D_1, D_2)` (module docstring) of a law with finitely many atoms, for weights ``w``.
+
+    ``support`` (M, N): the atoms; ``prob`` (M,): their probabilities (non-negative, summing to 1
+    within 1e-12; repeated atoms are allowed). Every expectation is a finite sum, so the result has
+    no sampling or binning error: the conditional mean and variance given :math:`X_i=x` are computed
+    for each distinct value x of coordinate i. The law is centred first (like the sample
+    estimators). Returns Python floats; ``ValueError`` when :math:`X_i` or the A2 variance
+    :math:`v_{A2}` is degenerate (zero).
+    """
+    support = np.asarray(v.float_array("support", support, ndim_min=2), dtype=np.float64)
+    if support.ndim != 2 or support.shape[0] < 2:
+        raise ValueError(f"support must have shape (M, N) with M >= 2 atoms, got {support.shape}")
+    M, N = support.shape
+    prob = np.asarray(v.float_array("prob", prob, ndim_min=1), dtype=np.float64)
+    if prob.shape != (M,):
+        raise ValueError(f"prob must have shape ({M},) (one probability per atom), got {prob.shape}")
+    if not (np.all(np.isfinite(support)) and np.all(np.isfinite(prob))):
+        raise ValueError("support and prob must be finite")
+    if np.any(prob < 0) or abs(prob.sum() - 1.0) > 1e-12:
+        raise ValueError(f"prob must be non-negative and sum to 1 (within 1e-12), got sum {prob.sum()!r}")
+    w = np.asarray(v.float_array("w", w, ndim_min=1, last_dim=N), dtype=np.float64)
+    if w.ndim != 1:
+        raise ValueError(f"w must be a single weight vector of shape ({N},), got {w.shape}")
+    i = _check_i(i, N)
+    x = support - prob @ support
+    sigma = x.T @ (prob[:, None] * x)
+    if not sigma[i, i] > 0:
+        raise ValueError(f"coordinate i = {i} is constant under the law (variance 0)")
+    c = sigma[i] / sigma[i, i]
+    wk = w.copy()
+    wk[i] = 0.0
+    v_a2 = wk @ (sigma - np.outer(sigma[i], sigma[i]) / sigma[i, i]) @ wk
+    if not v_a2 > 0:
+        raise ValueError("w must give a positive A2 variance v_A2 (non-zero weight off coordinate i)")
+    others = np.arange(N) != i
+    proj = x @ wk
+    resid = total = spread = 0.0
+    for value in np.unique(x[:, i]):
+        atoms = x[:, i] == value
+        p = prob[atoms]
+        mass = p.sum()
+        if mass == 0:
+            continue
+        m = p @ x[atoms] / mass  # E[X | X_i = value], (N,)
+        resid += mass * np.sum((m[others] - c[others] * value) ** 2)
+        total += mass * np.sum(m[others] ** 2)
+        mean_proj = p @ proj[atoms] / mass
+        spread += mass * (p @ (proj[atoms] - mean_proj) ** 2 / mass - v_a2) ** 2
+    d1 = math.sqrt(resid / total) if total > 0 else 0.0
+    return float(d1), float(math.sqrt(spread) / v_a2)
 
 
 # -------------------------------------------------------------------------------------------------

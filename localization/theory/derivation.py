@@ -8,9 +8,13 @@ of samples or *evaluated* in closed form, so that the book can check every step 
   (App. C.1);
 * :func:`gated_mean` — the Monte Carlo estimate of :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)X]`,
   the vector that Lemma 3.1 replaces by :math:`\tfrac12\varphi(\cdot)` (App. C.2);
+* :func:`elliptical_gated_mean` — the exact value of that vector for elliptical data (App. C.4);
 * :func:`empirical_gate_probability` and :func:`gaussian_gate_probability` — the conditional
   probability :math:`P(\langle w,X\rangle\ge0\mid X_i=x)` measured from samples and as predicted by
   the Gaussian approximation of :math:`\langle w,X\rangle\mid X_i` (A1–A3, App. C.2);
+* :func:`ising_preactivation_law` and :func:`ising_gated_mean` — the exact conditional law of
+  :math:`\langle w,X\rangle` given :math:`X_i` and the exact gated mean for the periodic Ising chain with
+  integer weights (a transfer matrix over the partial sums; no sampling, no Gaussian approximation);
 * :func:`linear_deviation`, :func:`linear_crossings` — where φ lies above or below the linear
   reference :math:`\sqrt{2/\pi}\,a` (§3.2, App. B.1);
 * :func:`evaluate_amplifier` — φ at concrete points in one compiled call (used by the two above and
@@ -44,8 +48,12 @@ __all__ = [
     "gradient_terms",
     "gated_mean",
     "gaussian_gated_mean",
+    "elliptical_gated_mean",
     "empirical_gate_probability",
     "gaussian_gate_probability",
+    "PreactivationLaw",
+    "ising_preactivation_law",
+    "ising_gated_mean",
     "evaluate_amplifier",
     "linear_deviation",
     "linear_crossings",
@@ -204,6 +212,25 @@ def gaussian_gated_mean(w, sigma):
     return u / jnp.sqrt(2.0 * math.pi * q)
 
 
+def elliptical_gated_mean(w, sigma, mean_abs):
+    r"""Exact :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)\,X]` for a centred elliptical law with covariance ``sigma``:
+
+    .. math:: \mathbb E[\mathbb 1(\langle w,X\rangle\ge0)X]=\frac C2\,\frac{\Sigma w}{\sqrt{w^\top\Sigma w}},
+              \qquad C=\frac{\mathbb E|\langle w,X\rangle|}{\sqrt{w^\top\Sigma w}} .
+
+    Derivation: for an elliptical law the conditional mean is linear,
+    :math:`\mathbb E[X\mid S]=\Sigma w\,S/(w^\top\Sigma w)` with :math:`S=\langle w,X\rangle`, so the left
+    side is :math:`\Sigma w\,\mathbb E[S\mathbb 1(S\ge0)]/(w^\top\Sigma w)=\Sigma w\,\mathbb E|S|/(2w^\top\Sigma w)`
+    (S is symmetric). The standardised :math:`S/\sqrt{w^\top\Sigma w}` has the same law for every w, so
+    C is a constant of the law: ``mean_abs`` :math:`=\mathbb E|X_1|/\sqrt{\Sigma_{11}}` (for unit
+    variance, :math:`\mathbb E|X_1|` of the marginal). Gaussian data: :math:`C=\sqrt{2/\pi}`, which is
+    :func:`gaussian_gated_mean`. ``w`` (..., n) non-zero, ``sigma`` (n, n) positive definite,
+    ``mean_abs`` in (0, 1] (Cauchy–Schwarz) → (..., n).
+    """
+    c = v.in_range("mean_abs", mean_abs, 0.0, 1.0, low_open=True)
+    return gaussian_gated_mean(w, sigma) * (c * math.sqrt(math.pi / 2.0))
+
+
 # -------------------------------------------------------------------------------------------------
 # App. C.2: conditioning on one coordinate
 # -------------------------------------------------------------------------------------------------
@@ -304,6 +331,89 @@ def gaussian_gate_probability(w, sigma, i, x):
             "the Gaussian approximation is degenerate"
         )
     return 0.5 + 0.5 * jax.scipy.special.erf(x * (c / sii) / jnp.sqrt(2.0 * cond_var))
+
+
+class PreactivationLaw(NamedTuple):
+    r"""A law on the integers: ``values`` (sorted int64) and their probabilities ``prob`` (float64, sum 1)."""
+
+    values: np.ndarray
+    prob: np.ndarray
+
+
+_MAX_LATTICE = 10**6  # bound on sum |w| (the transfer matrix has 2 (2 sum|w| + 1) states)
+
+
+def _integer_weights(w):
+    w = np.asarray(v.float_array("w", w, ndim_min=1))
+    if w.ndim != 1 or w.shape[0] < 2:
+        raise ValueError(f"w must be a single weight vector of shape (n,) with n >= 2, got shape {w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w != np.round(w)):
+        raise ValueError("w must have integer entries (round a real w to a lattice first), got non-integers")
+    w = np.round(w).astype(np.int64)
+    total = int(np.abs(w).sum())
+    if total > _MAX_LATTICE:
+        raise ValueError(f"w must satisfy sum |w_j| <= {_MAX_LATTICE} (memory), got {total}")
+    return w, total
+
+
+def _ising_law(J, w, total, i):
+    """Unnormalised transfer-matrix pass; returns the probability of every partial sum (index + total)."""
+    n = w.shape[0]
+    q = math.exp(-2.0 * J)  # e^{-J} / e^{+J}: the weight of an unequal neighbour pair, relative
+    up = np.zeros(2 * total + 1)
+    down = np.zeros(2 * total + 1)
+    up[total + w[i]] = 1.0  # X_i = +1
+    for k in range(1, n):
+        wj = int(w[(i + k) % n])
+        to_up = np.roll(up + q * down, wj)  # the partial sums never leave [-total, total]: no wrap
+        to_down = np.roll(q * up + down, -wj)
+        scale = to_up.sum() + to_down.sum()
+        up, down = to_up / scale, to_down / scale
+    law = up + q * down  # the bond closing the ring, back to X_i = +1
+    return law / law.sum()
+
+
+def ising_preactivation_law(J, w, i) -> PreactivationLaw:
+    r"""Exact law of :math:`\langle w,X\rangle` given :math:`X_i=+1` for the periodic Ising chain ``data.Ising(J)``.
+
+    :math:`p(x)\propto\exp(J\sum_jx_jx_{j+1})`, :math:`x_{n+1}=x_1`, :math:`J\ge0`. The weights ``w`` (n,)
+    must be integers, so that :math:`\langle w,X\rangle` lives on the lattice :math:`\{-\sum|w_j|,\dots,\sum|w_j|\}`;
+    the chain is walked once from coordinate i around the ring, carrying the law of (current spin,
+    partial sum) — a transfer matrix over :math:`2(2\sum|w_j|+1)` states, exact up to rounding. By the
+    sign flip :math:`X\mapsto-X` the law given :math:`X_i=-1` is that of :math:`-\langle w,X\rangle` given
+    :math:`X_i=+1`. Returns a :class:`PreactivationLaw` (values with probability > 0).
+    """
+    J = v.nonnegative("J", J)
+    if not math.isfinite(J):
+        raise ValueError(f"J must be finite, got {J}")
+    w, total = _integer_weights(w)
+    i = v.integer("i", i, minimum=0)
+    if i >= w.shape[0]:
+        raise ValueError(f"i must satisfy 0 <= i < n = {w.shape[0]}, got {i}")
+    law = _ising_law(J, w, total, i)
+    keep = law > 0
+    return PreactivationLaw(np.arange(-total, total + 1, dtype=np.int64)[keep], law[keep])
+
+
+def ising_gated_mean(J, w):
+    r"""Exact :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)\,X]` for the periodic Ising chain and integer ``w``.
+
+    Entry i by the law of total expectation over :math:`X_i=\pm1` (probability ½ each), with the
+    exact conditional laws of :func:`ising_preactivation_law`:
+    :math:`\tfrac12P(h\ge0\mid X_i=1)-\tfrac12P(h\ge0\mid X_i=-1)=\tfrac12\bigl[P(h>0\mid X_i=1)-P(h<0\mid X_i=1)\bigr]`,
+    :math:`h=\langle w,X\rangle` (ties :math:`h=0` count as active, as in :func:`gated_mean`).
+    ``w`` (n,) integers → (n,) float64 NumPy array.
+    """
+    J = v.nonnegative("J", J)
+    if not math.isfinite(J):
+        raise ValueError(f"J must be finite, got {J}")
+    w, total = _integer_weights(w)
+    s = np.arange(-total, total + 1)
+    out = np.empty(w.shape[0])
+    for i in range(w.shape[0]):
+        law = _ising_law(J, w, total, i)
+        out[i] = 0.5 * (law[s > 0].sum() - law[s < 0].sum())
+    return out
 
 
 # -------------------------------------------------------------------------------------------------
