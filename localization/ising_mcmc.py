@@ -1,8 +1,10 @@
 """Short single-spin Metropolis chains for the periodic 1-D Ising model (a *contrast*, not a sampler).
 
-The paper (Sec. 2.3) says its Ising data come from a Gibbs sampler; the code behind its figures ran
-single-spin Metropolis chains of 1000-2000 proposed flips from a uniform random start, with no
-burn-in, and used the last state of each chain as one example. Such a chain has not reached the Ising
+The paper (Sec. 2.3) says its Ising data come from a Gibbs sampler; its public code
+(``leonlufkin/Localization`` at commit 5ebb565, ``localization/datasets/ising.py`` L32-85, L106, and
+``figures/fig3a.py`` L39) runs single-spin Metropolis chains from a uniform random start, with no
+burn-in, and uses the last state of each chain as one example: 1000 proposals by default, 2000 for
+the Fig. 3 training data. Such a chain has not reached the Ising
 law, so its correlations are biased towards zero. This module reproduces that procedure so the book
 can *measure* the bias against the exact sampler :class:`localization.data.Ising`; do not use it to
 generate training data.
@@ -56,7 +58,7 @@ def metropolis_ising(key, J, n, num, *, num_flips=1000, dtype=jnp.float64):
         J: coupling (real; ``J > 0`` ferromagnetic, the sign convention of ``data.Ising``).
         n: chain length (int ≥ 2).
         num: number of chains = number of returned examples (int ≥ 1).
-        num_flips: proposed single-spin flips per chain (int ≥ 0; the paper's code used 1000-2000).
+        num_flips: proposed single-spin flips per chain (int ≥ 0; the paper's public code used 1000 by default and 2000 for Fig. 3).
             ``num_flips = 0`` returns the uniform start (independent ±1 spins).
         dtype: floating dtype of the result.
 
