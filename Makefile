@@ -73,8 +73,11 @@ book: env
 	$(BIN)/jupyter-book build . --builder html -W -n --keep-going
 
 # --- tests -------------------------------------------------------------------------------------
+# Two worker processes (pytest-xdist): most of a test's time is single-threaded XLA compilation.
+XDIST := -n 2
+
 test: env browser
-	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/test_site.py
+	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/test_site.py $(XDIST)
 	$(MAKE) --no-print-directory test-notebooks
 	$(MAKE) --no-print-directory book
 	$(PY) -m pytest tests/test_site.py -q -p no:cacheprovider
@@ -83,10 +86,10 @@ test: env browser
 # seed 0) must come out the same, so no compared text can depend on sampling or SGD.
 test-notebooks: env
 	LOCALIZATION_SEED=$(CHECK_SEED) $(PY) -m pytest tests/references -q -p no:cacheprovider --nbval \
-	  --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=600
+	  $(XDIST) --dist loadfile --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=600
 
 test-unit: env
-	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/test_site.py
+	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/test_site.py $(XDIST)
 
 # Regenerate the nbval references from the .md sources (then review `git diff tests/references`).
 # CHAPTERS=book/data.md limits it to some chapters.
