@@ -74,12 +74,12 @@ book: env
 
 # --- tests -------------------------------------------------------------------------------------
 # Two worker processes (pytest-xdist): most of a test's time is single-threaded XLA compilation.
+# nbval (second seed) and the book build (seed 0) execute the chapters side by side.
 XDIST := -n 2
 
 test: env browser
 	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/test_site.py $(XDIST)
-	$(MAKE) --no-print-directory test-notebooks
-	$(MAKE) --no-print-directory book
+	$(MAKE) --no-print-directory -j2 test-notebooks book
 	$(PY) -m pytest tests/test_site.py -q -p no:cacheprovider
 
 # nbval with the second seed: every check passes for it, and every compared output (recorded with
