@@ -383,9 +383,7 @@ def ising_preactivation_law(J, w, i) -> PreactivationLaw:
     sign flip :math:`X\mapsto-X` the law given :math:`X_i=-1` is that of :math:`-\langle w,X\rangle` given
     :math:`X_i=+1`. Returns a :class:`PreactivationLaw` (values with probability > 0).
     """
-    J = v.nonnegative("J", J)
-    if not math.isfinite(J):
-        raise ValueError(f"J must be finite, got {J}")
+    J = v.nonnegative("J", J)  # also rejects inf and NaN
     w, total = _integer_weights(w)
     i = v.integer("i", i, minimum=0)
     if i >= w.shape[0]:
@@ -404,9 +402,7 @@ def ising_gated_mean(J, w):
     :math:`h=\langle w,X\rangle` (ties :math:`h=0` count as active, as in :func:`gated_mean`).
     ``w`` (n,) integers → (n,) float64 NumPy array.
     """
-    J = v.nonnegative("J", J)
-    if not math.isfinite(J):
-        raise ValueError(f"J must be finite, got {J}")
+    J = v.nonnegative("J", J)  # also rejects inf and NaN
     w, total = _integer_weights(w)
     s = np.arange(-total, total + 1)
     out = np.empty(w.shape[0])
