@@ -42,7 +42,7 @@ import numpy as np
 
 import localization  # noqa: F401  (x64 on)
 from localization import data, experiments, models, train
-from localization._prng import splitmix_key
+from localization.prng import splitmix_key
 
 
 def _timed(fn):
@@ -208,12 +208,12 @@ def investigate():
     for name, k in keys.items():
         run(f"normal f32 [{name}]", lambda k: jax.random.normal(k, (B, N), jnp.float32), k)
     k = keys["splitmix"]
-    from localization import _prng
+    from localization import prng
 
-    run("_prng.normal f32 (one-angle Box-Muller) [splitmix]", lambda k: _prng.normal(k, (B, N)), k)
+    run("prng.normal f32 (one-angle Box-Muller) [splitmix]", lambda k: prng.normal(k, (B, N)), k)
     run("normal f64 [splitmix]", lambda k: jax.random.normal(k, (B, N), jnp.float64), k)
     run("uniform f32 [splitmix]", lambda k: jax.random.uniform(k, (B, N), jnp.float32), k)
-    run("_prng.normal @ R (one class)", lambda k: _prng.normal(k, (B, N)) @ R, k)
+    run("prng.normal @ R (one class)", lambda k: prng.normal(k, (B, N)) @ R, k)
     run("erf(100 * normal)", lambda k: jax.lax.erf(100 * jax.random.normal(k, (B, N), jnp.float32)), k)
     task = data.LengthscaleTask.of(data.NLGP, xi=(1.0, 3.0), gain=100.0)
     run("NLGP task.sample (per-class amplitudes, one product)", lambda k: task.sample(k, B, N, jnp.float32)[0], k)

@@ -1,6 +1,6 @@
 r"""Training: online SGD and full-batch gradient descent on the MSE loss (paper Section 2.1, Eq. (9)).
 
-Conventions (book-wide, see ``notes/spec.md``):
+Conventions (book-wide; the book states them once, in the chapter *Localization in simulation*):
 
 * Loss :math:`\mathcal L = \mathbb E[(y-\hat y)^2]` estimated by the batch mean — **no** factor ½
   (paper Eq. (9)).
@@ -26,7 +26,7 @@ function as traced arguments, so a new gain does not recompile; leaves with equa
 once (the same tracer for both classes), which lets a sampler use one transform for both classes.
 
 Random bits: by default (``prng="splitmix"``) the per-step keys are threefry keys as usual but
-their random bits come from SplitMix64 (``localization._prng``), ~10× cheaper on CPU than
+their random bits come from SplitMix64 (``localization.prng``), ~10× cheaper on CPU than
 threefry's bits; ``prng="key"`` uses the implementation of the key passed in (e.g. threefry).
 """
 
@@ -41,9 +41,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from localization import _validation as v
 from localization import models as _models
-from localization._prng import splitmix_key
+from localization import validation as v
+from localization.data.task import BalancedTask, Task
+from localization.prng import splitmix_key
+from localization.traced_task import rebuild_task, split_task, stack_tasks
 
 __all__ = [
     "Trajectory",
@@ -228,71 +230,14 @@ def _n_arg(shape):
 
 
 def _check_task(task, balanced):
-    if not callable(getattr(task, "sample", None)):
+    if not isinstance(task, Task):
         raise TypeError(f"task must have a sample(key, num, n, dtype) method (e.g. data.LengthscaleTask), got {type(task).__name__}")
     if not isinstance(balanced, bool):
         raise TypeError(f"balanced must be a bool, got {balanced!r}")
-    if balanced:
-        for name in ("model0", "model1"):
-            if not callable(getattr(getattr(task, name, None), "sample", None)):
-                raise TypeError(f"balanced=True needs a task with {name}.sample (a data.LengthscaleTask), got {type(task).__name__}")
-
-
-def _is_numeric_leaf(x):
-    if isinstance(x, bool):
-        return False
-    return isinstance(x, (int, float, np.ndarray, np.number, jax.Array))
-
-
-@dataclass(frozen=True, eq=False)
-class _ByIdentity:
-    """Static-argument wrapper for an unhashable task (compiled once per object identity)."""
-
-    obj: Any
-
-
-@dataclass(frozen=True)
-class _TaskSpec:
-    """Static part of a pytree task: its treedef and, per leaf, the index of its (deduplicated) value."""
-
-    treedef: Any
-    index: tuple
-
-
-def _same_value(a, b) -> bool:
-    a, b = np.asarray(a), np.asarray(b)
-    return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))
-
-
-def _split_task(task):
-    """(dynamic, static). Pytree tasks with numeric leaves go in as traced arguments (no recompilation
-    for new parameter values), with equal leaves passed once, so that inside the trace they are the
-    *same* tracer (e.g. the gain shared by both classes of ``LengthscaleTask.of(NLGP, gain=g)``; a
-    sampler can then see that one transform serves both classes). Anything else is a static argument
-    (hash/eq, or identity)."""
-    leaves, treedef = jax.tree_util.tree_flatten(task)
-    if all(_is_numeric_leaf(l) for l in leaves) and not (len(leaves) == 1 and leaves[0] is task):
-        uniq, index = [], []
-        for leaf in leaves:
-            for j, u in enumerate(uniq):
-                if _same_value(leaf, u):
-                    index.append(j)
-                    break
-            else:
-                index.append(len(uniq))
-                uniq.append(leaf)
-        return tuple(uniq), _TaskSpec(treedef, tuple(index))
-    try:
-        hash(task)
-        return None, task
-    except TypeError:
-        return None, _ByIdentity(task)
-
-
-def _rebuild_task(dyn, static):
-    if isinstance(static, _TaskSpec):
-        return jax.tree_util.tree_unflatten(static.treedef, [dyn[i] for i in static.index])
-    return static.obj if isinstance(static, _ByIdentity) else static
+    if balanced and not isinstance(task, BalancedTask):
+        raise TypeError(
+            f"balanced=True needs a task with sample_balanced(key, num, n, dtype) (a data.LengthscaleTask), got {type(task).__name__}"
+        )
 
 
 def _prepare_key(key, prng):
@@ -312,12 +257,7 @@ def _prepare_key(key, prng):
 def _sampler(task, n, batch, dtype, balanced):
     def sample(k):
         if balanced:
-            k0, k1 = jax.random.split(k)
-            m0 = batch // 2
-            x0 = task.model0.sample(k0, m0, n, dtype)
-            x1 = task.model1.sample(k1, batch - m0, n, dtype)
-            x = jnp.concatenate([x0, x1], axis=0)
-            y = jnp.concatenate([jnp.zeros((m0,), dtype), jnp.ones((batch - m0,), dtype)])
+            x, y = task.sample_balanced(k, batch, n, dtype)
         else:
             x, y = task.sample(k, batch, n, dtype)
         return x.astype(dtype), y.astype(dtype)
@@ -326,7 +266,7 @@ def _sampler(task, n, batch, dtype, balanced):
 
 
 def _online_core(key, task, static_task, params, lr, gaps, *, batch, n, model, activation, dtype, record_loss, balanced):
-    task = _rebuild_task(task, static_task)
+    task = rebuild_task(task, static_task)
     lr = lr.astype(dtype)
     sample = _sampler(task, n, batch, dtype, balanced)
     loss_fn = partial(_loss, model=model, activation=activation)
@@ -464,44 +404,12 @@ def train_online(
     batch = v.integer("batch", batch, minimum=2 if balanced else 1)
     _check_task(task, balanced)
     key = _prepare_key(key, prng)
-    dyn, static = _split_task(task)
+    dyn, static = split_task(task)
     ws, ls = _run_online(
         key, dyn, static, params, np.asarray(lr), gaps, batch=batch, n=_n_arg(shape), model=model,
         activation=activation, dtype=dtype, record_loss=record_loss, balanced=balanced,
     )
     return _trajectory(ck, lr, ws, ls, lead)
-
-
-def stack_tasks(tasks: Sequence[Any], dtype=jnp.float32):
-    """Stack tasks that differ only in array-valued parameters into one task whose leaves have a
-    leading axis of length P = len(tasks) (floating leaves cast to ``dtype``), for :func:`train_sweep`.
-
-    The tasks must be pytrees with the same structure (same static fields, e.g. the same length
-    scales ``xi``) and numeric leaves (e.g. ``NLGP`` gains, ``Kur`` exponents ``k``).
-    """
-    if isinstance(tasks, (str, bytes)) or not isinstance(tasks, Sequence) or len(tasks) == 0:
-        raise TypeError(f"tasks must be a non-empty sequence of tasks, got {tasks!r}")
-    dtype = _float_dtype(dtype)
-    structs = [jax.tree_util.tree_structure(t) for t in tasks]
-    leaves = [jax.tree_util.tree_leaves(t) for t in tasks]
-    if not leaves[0] or not all(_is_numeric_leaf(l) for l in leaves[0]) or leaves[0][0] is tasks[0]:
-        raise TypeError(
-            "tasks must be pytrees with numeric leaves (register the data models with "
-            "jax.tree_util, parameters as leaves); got a task with no numeric leaves: "
-            f"{type(tasks[0]).__name__}"
-        )
-    for i, s in enumerate(structs[1:], 1):
-        if s != structs[0]:
-            raise ValueError(
-                f"tasks must share one structure (same static fields such as xi and the same model types); "
-                f"tasks[{i}] differs from tasks[0]: {s} vs {structs[0]}"
-            )
-
-    def stack(*xs):
-        a = jnp.stack([jnp.asarray(x) for x in xs])
-        return a.astype(dtype) if jnp.issubdtype(a.dtype, jnp.floating) else a
-
-    return jax.tree_util.tree_map(stack, *tasks)
 
 
 def train_sweep(
@@ -535,7 +443,7 @@ def train_sweep(
     for t in tasks:
         _check_task(t, balanced)
     key = _prepare_key(key, prng)
-    dyn, spec = _split_task(stacked)
+    dyn, spec = split_task(stacked)
     ws, ls = _run_sweep(
         key, dyn, spec, params, np.asarray(lr), gaps, batch=batch, n=_n_arg(shape), model=model,
         activation=activation, dtype=dtype, record_loss=record_loss, balanced=balanced,

@@ -49,7 +49,7 @@ def test_a1_kur_converged_and_positive():
     assert d[0] == pytest.approx(d[1], abs=1e-7) and d[1] > 0.02
     # the NumPy transform equals the library's sampler transform
     z = np.linspace(-8, 8, 101)
-    from localization import _marginals
+    from localization.data import marginals as _marginals
 
     np.testing.assert_allclose(cop.transform(z), _marginals.kur_transform(jnp.asarray(z), 10.0), rtol=1e-13)
 

@@ -9,19 +9,27 @@ import numpy as np
 import pytest
 
 from localization import data
-from localization.clone import GaussianClone
+from localization.data import GaussianClone
 
 
 @dataclass(frozen=True)
-class _AR1Circulant(data.DataModel):
+class _CovarianceOnly(data.DataModel):
+    """Test models that define only a covariance (the clone needs nothing else)."""
+
+    lengthscale_name = "xi"
+    xi = 1.0
+    marginal = data.GaussianMarginal()
+
+    def _sample(self, key, num, shape, dtype):
+        raise NotImplementedError("a covariance-only test model")
+
+
+@dataclass(frozen=True)
+class _AR1Circulant(_CovarianceOnly):
     """A stand-in source model: circulant covariance rho^d(i,j) (d periodic distance), unit diagonal."""
 
     rho: float = 0.6
     xi: float = 2.0
-
-    @property
-    def lengthscale(self):
-        return self.xi
 
     def _covariance(self, shape):
         n = int(np.prod(shape))
@@ -69,7 +77,7 @@ def test_marginal_is_standard_normal_exactly():
 def test_psd_root_of_a_singular_covariance():
     # rank-1 covariance (all ones): samples are constant vectors with unit-variance value
     @dataclass(frozen=True)
-    class _Ones(data.DataModel):
+    class _Ones(_CovarianceOnly):
         def _covariance(self, shape):
             return np.ones((shape[0], shape[0]))
 

@@ -1,11 +1,11 @@
-"""Tests of the periodised squared-exponential covariance (localization._covariance, data.covariance)."""
+"""Tests of the periodised squared-exponential covariance (localization.data.spectral)."""
 
 import math
 
 import numpy as np
 import pytest
 
-from localization import _covariance as _cov
+from localization.data import spectral as _cov
 from localization import data
 
 XIS = [0.05, 0.3, 1.0, 3.0, 15.0, 100.0, 1000.0]
@@ -117,7 +117,7 @@ def test_real_fourier_basis_is_orthonormal_and_diagonalises_every_circulant(L):
 @pytest.mark.parametrize("xi", XIS)
 def test_spectral_amplitudes_reproduce_the_covariance(xi, n):
     shape = n if isinstance(n, tuple) else (n,)
-    a = _cov.spectral_amplitudes(xi, shape)
+    a = _cov.grid_amplitudes(xi, shape)
     Qs = np.ones((1, 1))
     for L in shape:
         Qs = np.kron(Qs, _cov.real_fourier_basis(L)[0])
@@ -135,7 +135,9 @@ def test_public_fourier_basis_and_amplitudes_give_the_sampler_covariance(n):
     import jax
 
     g = np.asarray(jax.random.normal(jax.random.key(0), (3, N), np.float64))
-    z = np.asarray(data._correlate(jax.numpy.asarray(g), n if isinstance(n, tuple) else (n,), 2.0))
+    shape = n if isinstance(n, tuple) else (n,)
+    amps = jax.numpy.asarray(data.spectral.grid_amplitudes(2.0, shape))
+    z = np.asarray(data.spectral.to_sites(jax.numpy.asarray(g) * amps, shape))
     np.testing.assert_allclose(z, (g * a) @ Q.T, atol=1e-12)
 
 

@@ -10,7 +10,7 @@ import pytest
 import scipy.special as sp
 
 from localization import data
-from localization._copula import copula_covariance
+from localization.data import copula_covariance
 
 KEY = jax.random.key(0)
 
@@ -142,12 +142,10 @@ def test_kur_covariance_properties():
     order = np.argsort(C[0])
     assert np.all(np.diff(S[0][order]) >= -1e-15)
     assert np.all(np.abs(S[0]) <= np.abs(C[0]) + 1e-12)
-    # convergence of the quadrature
-    from localization.data import _kur_pair
-
+    # convergence of the quadrature (default order, NumPy map) against twice the order (JAX map)
     for c in (0.3, 0.9, 0.999):
-        assert abs(copula_covariance(lambda z: np.asarray(data.kur_transform(jnp.asarray(z), 5.0)), c, order=320)
-                   - _kur_pair(5.0, c)) < 1e-10
+        fine = copula_covariance(lambda z: np.asarray(data.kur_transform(jnp.asarray(z), 5.0)), c, order=320)
+        assert abs(fine - copula_covariance(lambda z: data.kur_transform(z, 5.0), c)) < 1e-10
 
 
 def test_dtypes_jit_and_key_impls():
@@ -279,22 +277,22 @@ def test_bad_sample_arguments():
 
 def test_task_shares_transform_for_identical_tracer_and_fast_float32_normals():
     """A gain shared by both classes as one tracer (as train passes it under jit/vmap) gives the same
-    samples as concrete equal gains (one transform); float32 draws use _prng.normal, float64 jax's."""
-    from localization import _prng
+    samples as concrete equal gains (one transform); float32 draws use prng.normal, float64 jax's."""
+    from localization import prng
 
-    assert data._same_leaves(data.NLGP(1.0, 3.0), data.NLGP(2.0, 3.0))
-    assert not data._same_leaves(data.NLGP(1.0, 3.0), data.NLGP(2.0, 4.0))
+    assert data.task._same_leaves(data.NLGP(1.0, 3.0), data.NLGP(2.0, 3.0))
+    assert not data.task._same_leaves(data.NLGP(1.0, 3.0), data.NLGP(2.0, 4.0))
 
     def f(g):
         m0, m1 = data.NLGP(1.0, 3.0), data.NLGP(2.0, 3.0)
         m0, m1 = (jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(m), [g]) for m in (m0, m1))
-        assert data._same_leaves(m0, m1)  # the same tracer
+        assert data.task._same_leaves(m0, m1)  # the same tracer
         return data.LengthscaleTask(m0, m1).sample(KEY, 64, 12, jnp.float32)[0]
 
     ref = data.LengthscaleTask.of(data.NLGP, xi=(1.0, 2.0), gain=3.0).sample(KEY, 64, 12, jnp.float32)[0]
     np.testing.assert_allclose(np.asarray(jax.jit(f)(jnp.float64(3.0))), np.asarray(ref), rtol=0, atol=1e-6)
     for dtype in (jnp.float32, jnp.float64):
-        got = data._std_normal(KEY, (5, 7), dtype)
-        want = _prng.normal(KEY, (5, 7)) if dtype == jnp.float32 else jax.random.normal(KEY, (5, 7), dtype)
+        got = data.spectral.standard_normals(KEY, (5, 7), dtype)
+        want = prng.normal(KEY, (5, 7)) if dtype == jnp.float32 else jax.random.normal(KEY, (5, 7), dtype)
         assert got.dtype == dtype
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from localization.ising_mcmc import metropolis_ising
+from localization.data import metropolis_ising
 
 
 def exact_correlation(J, n, d):

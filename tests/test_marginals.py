@@ -1,4 +1,4 @@
-"""Exact statistics and quadratures of the marginal laws (localization._marginals via data)."""
+"""Exact statistics and quadratures of the marginal laws (localization.data.marginals)."""
 
 import math
 import warnings
@@ -176,7 +176,7 @@ def test_sphere_marginal(D):
 
 def test_radial_moments():
     # E[artanh(U)^n], n = 1..4 against scipy quadrature of the density sech^2 v
-    from localization._marginals import _ARTANH_MOMENTS
+    from localization.data.marginals import ARTANH_MOMENTS as _ARTANH_MOMENTS
 
     for n in range(1, 5):
         ref = quad(lambda v: v**n / np.cosh(v) ** 2, 0, 60)

@@ -1,4 +1,4 @@
-"""Tests for localization._prng: the SplitMix64 bit generator and the float32 normal sampler.
+"""Tests for localization.prng: the SplitMix64 bit generator and the float32 normal sampler.
 
 The normal sampler maps one 64-bit word to Z = S sqrt(-2 log U) cos(pi T / 2) with U, T on the
 midpoints of 2^23 equal cells. Its law is checked in three layers: (1) the float32 implementation
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from localization._prng import normal, normal_from_bits, splitmix_key
+from localization.prng import normal, normal_from_bits, splitmix_key
 
 CELLS = 2**23
 

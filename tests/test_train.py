@@ -8,8 +8,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from localization import _covariance, models, train
-from localization._prng import splitmix_key
+from localization import models, train
+from localization.data import spectral as _covariance
+from localization.prng import splitmix_key
 from localization.data import NLGP, Gaussian, LengthscaleTask
 
 N = 10
@@ -258,7 +259,7 @@ def test_train_validation_names_the_parameter():
         train.train_online(key, task, models.Params(np.ones((2, N))), model="two_layer", **ok)
     with pytest.raises(ValueError, match=r"w0.b must have shape \(2,\)"):
         train.train_online(key, task, models.Params(np.ones((2, N)), b=np.ones(3)), model="committee", **ok)
-    with pytest.raises(TypeError, match="balanced=True needs a task with model0"):
+    with pytest.raises(TypeError, match="balanced=True needs a task with sample_balanced"):
         train.train_online(key, Gaussian(1.0), w0, balanced=True, **ok)
 
 

@@ -49,7 +49,8 @@ import jax.numpy as jnp
 import numpy as np
 from scipy import special
 
-from localization import _validation as v
+from localization import data
+from localization import validation as v
 
 __all__ = [
     "GaussianCopula",
@@ -101,54 +102,29 @@ def _normal_rule_hermite(order):
 # -------------------------------------------------------------------------------------------------
 # adapters for localization.data models
 # -------------------------------------------------------------------------------------------------
-def _kur_transform_np(k):
-    """NumPy twin of ``_marginals.kur_transform`` (z -> q_k(Phi(z))/𝒵_k), fast on large grids."""
-    from localization import _marginals
-
-    zn = math.sqrt(_marginals._kur_raw_moment(k, 2))
-
-    def h(z):
-        z = np.asarray(z, dtype=np.float64)
-        e = special.erfc(np.abs(z) / math.sqrt(2.0))  # 1 - |s|, s = 2 Phi(z) - 1
-        with np.errstate(divide="ignore"):
-            one_minus_sk = -np.expm1(k * np.log1p(-e))  # 1 - |s|^k without cancellation
-            x = np.sign(z) * (1.0 - e) * one_minus_sk ** (-1.0 / k)
-        return np.where(z == 0, 0.0, x) / zn
-
-    return h
-
-
 def gaussian_copula(model, n) -> GaussianCopula:
-    """The Gaussian-copula representation of a ``localization.data`` model (Gaussian, NLGP, Kur).
+    """The Gaussian-copula representation of a ``localization.data`` copula model (Gaussian, NLGP, Kur).
 
     ``n``: input size (int or grid tuple). ``TypeError`` for models that are not Gaussian copulas.
     """
-    from localization import _covariance, _marginals
-
     shape = v.shape("n", n)
-    name = type(model).__name__
-    xi = getattr(model, "xi", None)
-    if name == "Gaussian":
-        return GaussianCopula(lambda z: np.asarray(z, np.float64), _covariance.covariance_matrix(float(xi), shape),
-                              lambda mu, s: mu)
-    if name == "NLGP":
-        g = float(model.gain)
-        zn = float(_marginals.nlgp_normaliser(g))
-        # E[erf(g(mu + sU))] = erf(g mu / sqrt(1 + 2 g^2 s^2))
-        return GaussianCopula(
-            lambda z: special.erf(g * np.asarray(z, np.float64)) / zn,
-            _covariance.covariance_matrix(float(xi), shape),
-            lambda mu, s: special.erf(g * mu / np.sqrt(1 + 2 * g * g * s * s)) / zn,
+    if not isinstance(model, data.CopulaModel):
+        raise TypeError(
+            f"model must be a Gaussian-copula data model (Gaussian, NLGP, Kur), got {type(model).__name__}"
         )
-    if name == "Kur":
-        return GaussianCopula(_kur_transform_np(float(model.k)), _covariance.covariance_matrix(float(xi), shape))
-    raise TypeError(f"model must be a Gaussian-copula data model (Gaussian, NLGP, Kur), got {name}")
+    return GaussianCopula(model.transform, model.latent_covariance(shape), model.smoothed_transform)
 
 
-def _is_pm_model(model) -> bool:
-    """True when every coordinate is ±s-valued with probability ½ each (e.g. Ising, SinglePulse)."""
-    m = getattr(model, "marginal", None)
-    if m is None or not bool(getattr(m, "is_discrete", False)):
+def _holds_exactly(model) -> bool:
+    """True when A1 and A2 hold exactly, by a theorem rather than a computation: jointly Gaussian data
+    (conditional means are linear), or every coordinate ±s-valued with probability ½ each (Ising,
+    SinglePulse: any odd function of a ±s variable is linear in it)."""
+    if not isinstance(model, data.DataModel):
+        raise TypeError(f"model must be a localization.data model, got {type(model).__name__}")
+    if isinstance(model, (data.Gaussian, data.GaussianClone)):
+        return True
+    m = model.marginal
+    if not m.is_discrete:
         return False
     x, p = (np.asarray(t, dtype=np.float64) for t in m.quadrature())
     x, p = x[p > 0], p[p > 0]
@@ -206,7 +182,7 @@ def a1_discrepancy(model, n, i: int = 0) -> float:
     enters the gradient (:math:`X_i` ≈ its sign) nearly holds; the binned sample estimate, which cannot
     resolve saturated values, gives ≈0.11 there.
     """
-    if type(model).__name__ == "Gaussian" or _is_pm_model(model):
+    if _holds_exactly(model):
         v.shape("n", n)
         return 0.0
     return a1_discrepancy_copula(gaussian_copula(model, n), i)
@@ -317,7 +293,7 @@ def a2_discrepancy(model, n, w, i: int = 0, *, key, nodes: int = 24, samples: in
     Exact 0 for Gaussian and ±s-valued sign-symmetric models (Ising); conditional Monte Carlo at
     quadrature nodes for NLGP, Kur (:func:`a2_discrepancy_copula`).
     """
-    if type(model).__name__ == "Gaussian" or _is_pm_model(model):
+    if _holds_exactly(model):
         v.shape("n", n)
         return 0.0
     cop = gaussian_copula(model, n)

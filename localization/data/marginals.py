@@ -17,20 +17,19 @@ offers
 
 from __future__ import annotations
 
+import abc
 import functools
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Callable
 
-import numpy as np
-import scipy.integrate as si
-import scipy.special as sp
-
 import jax
 import jax.numpy as jnp
+import numpy as np
+import scipy.special as sp
 
-from . import _validation as V
+from localization import validation as V
+from localization.data.quadrature import DEFAULT_ORDER, adaptive_quad, symmetric_from_upper, tanh_sinh
 
 __all__ = [
     "Marginal",
@@ -42,103 +41,32 @@ __all__ = [
     "SphereMarginal",
     "RadialEllipticalMarginal",
     "nlgp_normaliser",
+    "nlgp_transform",
     "nlgp_excess_kurtosis",
+    "kur_normaliser",
+    "kur_raw_moment",
+    "kur_transform",
     "kur_excess_kurtosis",
     "kur_excess_kurtosis_zero",
-    "tanh_sinh",
+    "radial_moments",
 ]
-
-_T_MAX = 4.5  # tanh-sinh half-range: reaches distances ~exp(-pi sinh 4.5) ~ 1e-61 from the ends
-DEFAULT_ORDER = 160  # nodes per tanh-sinh panel
-
-
-# --------------------------------------------------------------------------------------------
-# quadrature helpers
-# --------------------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=64)
-def _tanh_sinh_unit(order: int):
-    """Tanh-sinh rule on (0, 1) with step h = T/m, t_j = j h (|j| <= m = order // 2).
-
-    x = (1 + tanh(pi/2 sinh t))/2 = expit(pi sinh t). Returns (x, 1 - x, weights) with both
-    distances computed directly (no cancellation), so nodes can sit 1e-61 from either end.
-    """
-    m = order // 2
-    h = _T_MAX / m
-    t = h * np.arange(-m, m + 1, dtype=np.float64)
-    y = 0.5 * np.pi * np.sinh(t)
-    left = sp.expit(2 * y)
-    right = sp.expit(-2 * y)
-    w = h * 2 * left * right * 0.5 * np.pi * np.cosh(t)
-    return left, right, w
-
-
-def tanh_sinh(a: float, b: float, order: int = DEFAULT_ORDER):
-    """Tanh-sinh nodes on (a, b): returns (x - a, b - x, weights), both distances accurate."""
-    dl, dr, w = _tanh_sinh_unit(int(order))
-    width = b - a
-    return width * dl, width * dr, width * w
-
-
-def _symmetric_from_upper(Q: Callable[[np.ndarray], np.ndarray], breaks, order: int):
-    """Nodes/weights for a symmetric continuous law from its upper quantile Q(p), p in (0, 1/2).
-
-    ``breaks`` are interior breakpoints in p (sorted, within (0, 1/2)). E[f(X)] =
-    int_0^{1/2} [f(Q(p)) + f(-Q(p))] dp.
-    """
-    edges = [0.0] + sorted(float(b) for b in breaks if 0.0 < b < 0.5) + [0.5]
-    nodes, weights = [], []
-    for lo, hi in zip(edges[:-1], edges[1:]):
-        dl, dr, w = tanh_sinh(lo, hi, order)
-        p = lo + dl if lo == 0.0 else np.where(dl <= dr, lo + dl, hi - dr)
-        x = Q(p)
-        keep = w > 0
-        nodes.append(x[keep])
-        weights.append(w[keep])
-    x = np.concatenate(nodes)
-    w = np.concatenate(weights)
-    nodes = np.concatenate([-x[::-1], x])
-    weights = np.concatenate([w[::-1], w])
-    if not np.all(np.isfinite(nodes)):
-        raise FloatingPointError("non-finite quadrature node")  # pragma: no cover
-    return nodes, weights
-
-
-def _quad(f, a, b, points=None, epsrel=1e-13):
-    """scipy adaptive quadrature; raises if the error estimate is not small (no silent warnings)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if points is not None and np.isfinite(b):
-            val, err = si.quad(f, a, b, points=points, epsabs=0.0, epsrel=epsrel, limit=500)
-        else:
-            val, err = si.quad(f, a, b, epsabs=0.0, epsrel=epsrel, limit=500)
-    if not err <= 1e-10 * max(abs(val), 1e-300):
-        raise FloatingPointError(f"quadrature did not converge: {val} +- {err}")  # pragma: no cover
-    return val
-
-
-def _check_num(num):
-    return V.integer("num", num, 1)
-
-
-def _check_dtype(dtype):
-    return V.floating_dtype("dtype", dtype)
-
-
-def _is_tracer(x) -> bool:
-    return isinstance(x, jax.core.Tracer)
-
 
 # --------------------------------------------------------------------------------------------
 # base class
 # --------------------------------------------------------------------------------------------
-class Marginal:
-    """Base class: exact statistics of a symmetric unit-variance law (see module docstring)."""
+class Marginal(abc.ABC):
+    """Base class: exact statistics of a symmetric unit-variance law (see module docstring).
+
+    A subclass defines ``second_moment``, ``fourth_moment``, ``_quadrature(order)`` and
+    ``_sample(key, num, dtype)``.
+    """
 
     is_discrete = False
 
     @property
-    def second_moment(self) -> float:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def second_moment(self) -> float:
+        """E[X^2]."""
 
     @property
     def variance(self) -> float:
@@ -146,8 +74,9 @@ class Marginal:
         return self.second_moment
 
     @property
-    def fourth_moment(self) -> float:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def fourth_moment(self) -> float:
+        """E[X^4] (math.inf where it diverges)."""
 
     @property
     def kurtosis(self) -> float:
@@ -176,9 +105,17 @@ class Marginal:
     def sample(self, key, num: int, dtype=jnp.float64):
         """``num`` iid draws, shape (num,)."""
         key = V.key("key", key)
-        num = _check_num(num)
-        dtype = _check_dtype(dtype)
+        num = V.integer("num", num, 1)
+        dtype = V.floating_dtype("dtype", dtype)
         return self._sample(key, num, dtype)
+
+    @abc.abstractmethod
+    def _quadrature(self, order: int) -> tuple[np.ndarray, np.ndarray]:
+        """(nodes, weights) of a rule with ``order`` nodes per panel."""
+
+    @abc.abstractmethod
+    def _sample(self, key, num: int, dtype):
+        """(num,) iid draws (arguments already validated)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -198,7 +135,7 @@ class GaussianMarginal(Marginal):
         return -sp.ndtri(p)
 
     def _quadrature(self, order):
-        return _symmetric_from_upper(self.upper_quantile, [sp.ndtr(-1.0), sp.ndtr(-3.0)], order)
+        return symmetric_from_upper(self.upper_quantile, [sp.ndtr(-1.0), sp.ndtr(-3.0)], order)
 
     def _sample(self, key, num, dtype):
         return jax.random.normal(key, (num,), dtype)
@@ -216,6 +153,19 @@ def nlgp_normaliser(gain):
     return jnp.sqrt((2.0 / jnp.pi) * jnp.arcsin(2.0 * g2 / (1.0 + 2.0 * g2)))
 
 
+def nlgp_transform(z, gain):
+    """The NLGP copula map z -> erf(g z)/𝒵(g) (paper Eq. (3)).
+
+    JAX arrays (traceable in ``gain``, the samplers' path) or NumPy arrays (SciPy, float64; the
+    theory's quadratures) in, the same kind out.
+    """
+    if isinstance(z, (jax.Array, jax.core.Tracer)) or isinstance(gain, jax.core.Tracer):
+        g = jnp.asarray(gain, z.dtype)
+        return jax.lax.erf(g * z) * (1.0 / nlgp_normaliser(g)).astype(z.dtype)
+    g = float(gain)
+    return sp.erf(g * np.asarray(z, np.float64)) / float(nlgp_normaliser(g))
+
+
 def _nlgp_raw_moment(gain: float, power: int) -> float:
     """E[erf(gZ)^power] by adaptive quadrature with breakpoints at z = c/g."""
     g = float(gain)
@@ -227,7 +177,7 @@ def _nlgp_raw_moment(gain: float, power: int) -> float:
 
     # piecewise adaptive quadrature on [0, zmax]; the Gaussian weight is < 1e-340 beyond
     edges = [0.0] + [p for p in pts if 0 < p < zmax] + [zmax]
-    return sum(_quad(f, a, b) for a, b in zip(edges[:-1], edges[1:]))
+    return sum(adaptive_quad(f, a, b) for a, b in zip(edges[:-1], edges[1:]))
 
 
 @functools.lru_cache(maxsize=256)
@@ -289,17 +239,17 @@ class NLGPMarginal(Marginal):
         g = self.gain
         zs = {c / g for c in (0.25, 0.5, 1.0, 2.0, 4.0)} | {1.0, 3.0}
         breaks = [sp.ndtr(-z) for z in zs if z < 8.0]
-        return _symmetric_from_upper(self.upper_quantile, breaks, order)
+        return symmetric_from_upper(self.upper_quantile, breaks, order)
 
     def _sample(self, key, num, dtype):
         z = jax.random.normal(key, (num,), dtype)
-        return (jax.lax.erf(self.gain * z) / nlgp_normaliser(self.gain)).astype(dtype)
+        return nlgp_transform(z, self.gain)
 
 
 # --------------------------------------------------------------------------------------------
 # Kur(k): generalised algebraic sigmoid CDF  F_k(y) = (1 + y / (1 + |y|^k)^(1/k)) / 2
 # --------------------------------------------------------------------------------------------
-def _kur_raw_moment(k: float, m: int) -> float:
+def kur_raw_moment(k: float, m: int) -> float:
     """E[Y^m] (m even) for Y with CDF F_k: (1/k) B((m+1)/k, 1 - m/k); inf if m >= k.
 
     Derivation: Y = q_k(U); for u > 1/2 put s = 2u - 1, y = s / (1 - s^k)^(1/k); then t = s^k gives
@@ -312,11 +262,9 @@ def _kur_raw_moment(k: float, m: int) -> float:
 
 def kur_excess_kurtosis(k: float) -> float:
     """Exact excess kurtosis of Kur(k): k B(5/k, 1-4/k) / B(3/k, 1-2/k)^2 - 3; inf for 2 < k <= 4."""
-    k = V.real_scalar("k", k)
-    if k <= 2:
-        raise ValueError(f"k must be > 2 (the variance of Kur(k) diverges for k <= 2; valid range: 2 < k < inf), got {k}")
-    m2 = _kur_raw_moment(k, 2)
-    m4 = _kur_raw_moment(k, 4)
+    k = V.kur_exponent("k", k)
+    m2 = kur_raw_moment(k, 2)
+    m4 = kur_raw_moment(k, 4)
     return math.inf if math.isinf(m4) else m4 / m2**2 - 3.0
 
 
@@ -335,15 +283,24 @@ def kur_normaliser(k):
 
 
 def kur_transform(z, k):
-    """Copula map z -> q_k(Phi(z)) / 𝒵_k, accurate in the tails and in float32 (jnp).
+    """Copula map z -> q_k(Phi(z)) / 𝒵_k (paper Eq. (4)), accurate in the tails and in float32.
 
     With e = erfc(|z|/sqrt 2) = 2 P(Z > |z|): s = 2 Phi(|z|) - 1 = 1 - e and
-    1 - s^k = -expm1(k log1p(-e)), so q = sign(z) (1 - e) (1 - s^k)^(-1/k).
+    1 - s^k = -expm1(k log1p(-e)), so q = sign(z) (1 - e) (1 - s^k)^(-1/k). JAX arrays (traceable in
+    ``k``, the samplers' path) or NumPy arrays (SciPy, float64; quadratures) in, the same kind out.
     """
-    e = jax.lax.erfc(jnp.abs(z) * (1.0 / math.sqrt(2.0)))
-    one_minus_sk = -jnp.expm1(k * jnp.log1p(-e))
-    x = (1.0 - e) * jnp.exp(-jnp.log(one_minus_sk) / k)
-    return (jnp.sign(z) * x / kur_normaliser(k)).astype(z.dtype)
+    if isinstance(z, (jax.Array, jax.core.Tracer)) or isinstance(k, jax.core.Tracer):
+        e = jax.lax.erfc(jnp.abs(z) * (1.0 / math.sqrt(2.0)))
+        one_minus_sk = -jnp.expm1(k * jnp.log1p(-e))
+        x = (1.0 - e) * jnp.exp(-jnp.log(one_minus_sk) / k)
+        return (jnp.sign(z) * x / kur_normaliser(k)).astype(z.dtype)
+    k = float(k)
+    z = np.asarray(z, dtype=np.float64)
+    e = sp.erfc(np.abs(z) / math.sqrt(2.0))
+    with np.errstate(divide="ignore"):  # z = 0: log1p(-1) = -inf, and the result is exactly 0
+        one_minus_sk = -np.expm1(k * np.log1p(-e))
+        x = np.sign(z) * (1.0 - e) * one_minus_sk ** (-1.0 / k)
+    return x / math.sqrt(kur_raw_moment(k, 2))
 
 
 @dataclass(frozen=True)
@@ -357,24 +314,19 @@ class KurMarginal(Marginal):
     k: float
 
     def __post_init__(self):
-        k = V.real_scalar("k", self.k)
-        if k <= 2:
-            raise ValueError(
-                f"k must be > 2 (the variance of Kur(k) diverges for k <= 2; valid range: 2 < k < inf), got {k}"
-            )
-        object.__setattr__(self, "k", k)
+        object.__setattr__(self, "k", V.kur_exponent("k", self.k))
 
     @property
     def normaliser(self) -> float:
-        return math.sqrt(_kur_raw_moment(self.k, 2))
+        return math.sqrt(kur_raw_moment(self.k, 2))
 
     @property
     def second_moment(self):
-        return _kur_raw_moment(self.k, 2) / self.normaliser**2
+        return kur_raw_moment(self.k, 2) / self.normaliser**2
 
     @property
     def fourth_moment(self):
-        m4 = _kur_raw_moment(self.k, 4)
+        m4 = kur_raw_moment(self.k, 4)
         return math.inf if math.isinf(m4) else m4 / self.normaliser**4
 
     def upper_quantile(self, p):
@@ -398,7 +350,7 @@ class KurMarginal(Marginal):
         # breakpoints where Y = 1 and Y = 4 (the bend of the quantile)
         k = self.k
         breaks = [0.5 * (1.0 - y / (1.0 + y**k) ** (1.0 / k)) for y in (1.0, 4.0)]
-        return _symmetric_from_upper(self.upper_quantile, breaks, order)
+        return symmetric_from_upper(self.upper_quantile, breaks, order)
 
     def _sample(self, key, num, dtype):
         z = jax.random.normal(key, (num,), dtype)
@@ -433,10 +385,7 @@ class StudentTMarginal(Marginal):
     nu: float
 
     def __post_init__(self):
-        nu = V.real_scalar("nu", self.nu)
-        if nu <= 2:
-            raise ValueError(f"nu must be > 2 (unit variance needs a finite variance; valid range: 2 < nu < inf), got {nu}")
-        object.__setattr__(self, "nu", nu)
+        object.__setattr__(self, "nu", V.student_dof("nu", self.nu))
 
     @property
     def scale(self):
@@ -466,7 +415,7 @@ class StudentTMarginal(Marginal):
         return np.exp(logc - (nu + 1) / 2 * np.log1p(t * t / nu)) / c
 
     def _quadrature(self, order):
-        return _symmetric_from_upper(self.upper_quantile, [0.1, 0.01], order)
+        return symmetric_from_upper(self.upper_quantile, [0.1, 0.01], order)
 
     def _sample(self, key, num, dtype):
         k1, k2 = jax.random.split(key)
@@ -519,13 +468,13 @@ class SphereMarginal(Marginal):
         return (math.sqrt(self.dim) * t).astype(dtype)
 
 
-# E[V^n] for V = artanh(U), U ~ Unif(0, 1) (density sech^2 v on v >= 0)
-_ARTANH_MOMENTS = (1.0, math.log(2.0), math.pi**2 / 12, 9 * float(sp.zeta(3)) / 8, 7 * math.pi**4 / 240)
+#: E[V^n], n = 0..4, for V = artanh(U), U ~ Unif(0, 1), U ~ Unif(0, 1) (density sech^2 v on v >= 0)
+ARTANH_MOMENTS = (1.0, math.log(2.0), math.pi**2 / 12, 9 * float(sp.zeta(3)) / 8, 7 * math.pi**4 / 240)
 
 
-def _radial_moments():
+def radial_moments() -> tuple[float, float]:
     """E[R^2], E[R^4] for R = 2 + V."""
-    m = _ARTANH_MOMENTS
+    m = ARTANH_MOMENTS
     r2 = 4 + 4 * m[1] + m[2]
     r4 = 16 + 32 * m[1] + 24 * m[2] + 8 * m[3] + m[4]
     return r2, r4
@@ -548,13 +497,13 @@ class RadialEllipticalMarginal(Marginal):
 
     @property
     def fourth_moment(self):
-        r2, r4 = _radial_moments()
+        r2, r4 = radial_moments()
         D = self.dim
         return 3.0 * D * r4 / ((D + 2.0) * r2**2)
 
     def _quadrature(self, order):
         # product rule: radial tanh-sinh in the tail probability of R, Gauss-Jacobi for T
-        r2, _ = _radial_moments()
+        r2, _ = radial_moments()
         dl, dr, wr = tanh_sinh(0.0, 1.0, order)
         # R = 2 + artanh(u) with 1 - u = dr: artanh(u) = 0.5 log((2 - dr)/dr)
         r = 2.0 + 0.5 * np.log((2.0 - dr) / dr)
@@ -567,7 +516,7 @@ class RadialEllipticalMarginal(Marginal):
 
     def _sample(self, key, num, dtype):
         k1, k2 = jax.random.split(key)
-        r2, _ = _radial_moments()
+        r2, _ = radial_moments()
         u = jax.random.uniform(k1, (num,), dtype)
         r = 2.0 + jnp.arctanh(u)
         t = SphereMarginal(self.dim)._sample(k2, num, dtype) / math.sqrt(self.dim)

@@ -51,6 +51,24 @@ def nonnegative(name: str, value: Any) -> float:
     return value
 
 
+def greater_than(name: str, value: Any, bound: float, reason: str) -> float:
+    """A finite real number > ``bound``; ``reason`` says why (e.g. which moment diverges)."""
+    value = real_scalar(name, value)
+    if not value > bound:
+        raise ValueError(f"{name} must be > {bound:g} ({reason}; valid range: {bound:g} < {name} < inf), got {value}")
+    return value
+
+
+def kur_exponent(name: str, value: Any) -> float:
+    """The exponent k of Kur(k): finite and > 2 (its variance diverges for k <= 2)."""
+    return greater_than(name, value, 2.0, "the variance of Kur(k) diverges for k <= 2")
+
+
+def student_dof(name: str, value: Any) -> float:
+    """Degrees of freedom of a unit-variance Student t: finite and > 2."""
+    return greater_than(name, value, 2.0, "unit variance needs a finite variance")
+
+
 def in_range(name: str, value: Any, low: float, high: float, *, low_open=False, high_open=False) -> float:
     """A finite real number in the interval between ``low`` and ``high``."""
     value = real_scalar(name, value)

@@ -8,22 +8,21 @@ alone cannot explain localization (Ingrosso & Goldt, PNAS 2022). ``GaussianClone
 
 so it has exactly the source's second-order statistics (and unit marginal variance, because every
 source model has it) but standard normal marginals (excess kurtosis 0). It follows the data-model
-interface of :mod:`localization.data` (a ``data.DataModel``: ``sample``, ``marginal``,
-``covariance``, ``name``), so it can be used in ``data.LengthscaleTask`` and passed through ``jit``.
+interface of :mod:`localization.data.base` (a ``DataModel``: ``sample``, ``marginal``,
+``covariance``, ``lengthscale``), so it can be used in ``LengthscaleTask`` and passed through ``jit``.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
-from typing import Any
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import data as _data
-from ._marginals import GaussianMarginal
+from localization.data import spectral
+from localization.data.base import DataModel
+from localization.data.marginals import GaussianMarginal
+from localization.pytree import pytree_dataclass, static_field
 
 __all__ = ["GaussianClone"]
 
@@ -40,8 +39,8 @@ def _root(source, shape: tuple[int, ...]) -> np.ndarray:
     return root
 
 
-@dataclass(frozen=True)
-class GaussianClone(_data.DataModel):
+@pytree_dataclass
+class GaussianClone(DataModel):
     """Centred Gaussian with the exact covariance of ``source`` (a data model).
 
     Attributes:
@@ -50,10 +49,10 @@ class GaussianClone(_data.DataModel):
             (frozen dataclasses are); the clone is a JAX pytree with ``source`` as static data.
     """
 
-    source: Any
+    source: DataModel = static_field()
 
     def __post_init__(self):
-        if not isinstance(self.source, _data.DataModel):
+        if not isinstance(self.source, DataModel):
             raise TypeError(
                 f"source must be a data model (e.g. data.NLGP(xi, gain)), got {type(self.source).__name__}"
             )
@@ -67,17 +66,21 @@ class GaussianClone(_data.DataModel):
         return f"GaussianClone({self.source.name})"
 
     @property
+    def lengthscale_name(self) -> str:
+        return self.source.lengthscale_name
+
+    @property
     def lengthscale(self):
         """The source's length-scale (so ``LengthscaleTask`` can check the order of two clones)."""
-        return getattr(self.source, "lengthscale", None)
+        return self.source.lengthscale
 
     @property
     def marginal(self) -> GaussianMarginal:
         """Standard normal: the clone has the source's unit marginal variance but Gaussian marginals."""
         return GaussianMarginal()
 
-    def _check_shape(self, shape):
-        self.source._check_shape(shape)
+    def check_shape(self, shape):
+        self.source.check_shape(shape)
 
     def _covariance(self, shape) -> np.ndarray:
         """The source's exact covariance, float64 (N, N), N = prod(n)."""
@@ -86,18 +89,6 @@ class GaussianClone(_data.DataModel):
     def _sample(self, key, num, shape, dtype):
         """``num`` draws, shape (num, N): ``G @ Σ^{1/2}`` with G standard normal (Σ^{1/2} symmetric)."""
         root = _root(self.source, shape)
-        g = _data._std_normal(key, (num, root.shape[0]), dtype)
+        g = spectral.standard_normals(key, (num, root.shape[0]), dtype)
         return g @ jnp.asarray(root, dtype)
 
-
-jax.tree_util.register_pytree_node(
-    GaussianClone,
-    lambda c: ((), (c.source,)),
-    lambda aux, children: _unflatten(aux),
-)
-
-
-def _unflatten(aux):
-    obj = object.__new__(GaussianClone)
-    object.__setattr__(obj, "source", aux[0])
-    return obj

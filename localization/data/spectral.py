@@ -31,11 +31,34 @@ from __future__ import annotations
 import functools
 import math
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
+from localization import prng
+from localization import validation as V
+
 __all__ = [
-    "kernel_row", "eigenvalues", "circulant", "covariance_matrix", "sqrt_matrix",
-    "real_fourier_basis", "spectral_amplitudes", "fourier_matrix",
+    # public API (validated): re-exported by localization.data
+    "covariance",
+    "covariance_sqrt",
+    "fourier_basis",
+    "spectral_amplitudes",
+    "min_distance_covariance",
+    # building blocks for the data models (arguments checked by their callers)
+    "kernel_row",
+    "eigenvalues",
+    "circulant",
+    "covariance_matrix",
+    "sqrt_matrix",
+    "real_fourier_basis",
+    "grid_amplitudes",
+    "fourier_matrix",
+    "min_distance_kernel",
+    "standard_normals",
+    "to_sites",
+    "correlated_normals",
+    "unit_sphere_rows",
 ]
 
 # exp(-x) < 1e-300 for x > 690: terms beyond this are exactly zero in float64.
@@ -140,7 +163,7 @@ def _spectral_amplitudes(xi: float, shape: tuple[int, ...]) -> np.ndarray:
     return out
 
 
-def spectral_amplitudes(xi: float, shape: tuple[int, ...]) -> np.ndarray:
+def grid_amplitudes(xi: float, shape: tuple[int, ...]) -> np.ndarray:
     """(N,) amplitudes ``sqrt(lambda)`` of the covariance in the (per-axis, Kronecker) real Fourier
     basis, flattened in row-major order: ``covariance_matrix(xi, shape)`` equals
     ``Qs diag(a**2) Qs^T`` with ``Qs`` the Kronecker product of the per-axis bases."""
@@ -178,3 +201,85 @@ def min_distance_kernel(xi: float, shape: tuple[int, ...]) -> np.ndarray:
         return circulant(np.exp(-(d**2) / xi**2))
 
     return _kron_over_axes(shape, wrapped)
+
+
+# --------------------------------------------------------------------------------------------
+# the public, validated API
+# --------------------------------------------------------------------------------------------
+def covariance(xi: float, n: int | tuple[int, ...]) -> np.ndarray:
+    """(N, N) float64 covariance of the underlying Gaussian (unit diagonal, PSD for every xi > 0).
+
+    Periodised kernel k(d) = sum_m exp(-(d + mL)^2/xi^2) / sum_m exp(-(mL)^2/xi^2) (circulant;
+    Kronecker product over axes for a grid). Replaces the paper's wrapped kernel of Section 2.3,
+    which is not PSD for xi comparable to L.
+    """
+    return covariance_matrix(V.positive("xi", xi), V.shape("n", n))
+
+
+def covariance_sqrt(xi: float, n: int | tuple[int, ...]) -> np.ndarray:
+    """(N, N) float64 symmetric square root R of ``covariance(xi, n)`` (R @ R = C; eigenvalues clipped at 0)."""
+    return sqrt_matrix(V.positive("xi", xi), V.shape("n", n))
+
+
+def fourier_basis(n: int | tuple[int, ...]) -> np.ndarray:
+    """(N, N) float64 orthonormal real Fourier basis Q in which every covariance of this module is
+    diagonal (the constant, cosine/sine pairs, the alternating column; Kronecker product over axes
+    for a grid): ``covariance(xi, n) == Q @ diag(spectral_amplitudes(xi, n)**2) @ Q.T``."""
+    return fourier_matrix(V.shape("n", n))
+
+
+def spectral_amplitudes(xi: float, n: int | tuple[int, ...]) -> np.ndarray:
+    """(N,) float64 amplitudes ``a >= 0``: the samplers draw the latent Gaussian as
+    ``(G * a) @ fourier_basis(n).T`` with G iid N(0, 1), whose covariance is ``covariance(xi, n)``."""
+    return np.array(grid_amplitudes(V.positive("xi", xi), V.shape("n", n)))
+
+
+def min_distance_covariance(xi: float, n: int | tuple[int, ...]) -> np.ndarray:
+    """The paper's wrapped kernel ``exp(-d**2 / xi**2)``, ``d = min(|i-j|, L-|i-j|)``. NOT PSD in general."""
+    return min_distance_kernel(V.positive("xi", xi), V.shape("n", n))
+
+
+# --------------------------------------------------------------------------------------------
+# sampling the latent Gaussian (traced; shapes static)
+# --------------------------------------------------------------------------------------------
+def standard_normals(key, shape: tuple[int, ...], dtype) -> jax.Array:
+    """iid N(0, 1) draws for the Gaussian(-copula) samplers.
+
+    float32: ``localization.prng.normal`` (Box–Muller on one angle folded to [0, pi/2], one 64-bit
+    SplitMix64/threefry word per draw; 2.6x faster on CPU than ``jax.random.normal``, whose XLA
+    ``erf_inv`` dominates the sampling cost). Its law is symmetric with support |z| <= 5.77 and
+    Kolmogorov distance to N(0, 1) at most 2^-23 before float32 rounding (max |z - ideal| 5e-7);
+    see ``tests/test_prng.py``. Other dtypes (float64): ``jax.random.normal``.
+    """
+    return prng.normal(key, shape, dtype)
+
+
+def to_sites(h: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+    """Rows of ``h`` (num, N), coefficients in the real Fourier basis, mapped to the sites: h @ Q^T
+    (per axis on grids). With h = G * amplitudes, G iid N(0, 1), the rows have the covariance."""
+    num, N = h.shape
+    if len(shape) == 1:
+        return h @ jnp.asarray(real_fourier_basis(shape[0])[0].T, h.dtype)
+    z = h.reshape((num,) + shape)
+    for ax, L in enumerate(shape):
+        QT = jnp.asarray(real_fourier_basis(L)[0].T, h.dtype)
+        z = jnp.moveaxis(jnp.tensordot(z, QT, axes=([ax + 1], [0])), -1, ax + 1)
+    return z.reshape(num, N)
+
+
+def correlated_normals(key, num: int, shape: tuple[int, ...], xi: float, dtype) -> jax.Array:
+    """(num, N) Gaussian rows with covariance ``covariance(xi, shape)``: ``(G * a) @ Q^T``.
+
+    In law the same as ``G @ R`` with the symmetric root R (an orthogonal map of iid normals is iid
+    normal), at the cost of one product with the fixed basis (per axis on grids).
+    """
+    g = standard_normals(key, (num, math.prod(shape)), dtype)
+    return to_sites(g * jnp.asarray(grid_amplitudes(xi, shape), dtype), shape)
+
+
+def unit_sphere_rows(key, num: int, shape: tuple[int, ...], xi: float, dtype) -> jax.Array:
+    """(num, N) rows sqrt(N) (G/|G|) mapped like ``correlated_normals``: an elliptical direction with covariance C."""
+    N = math.prod(shape)
+    g = jax.random.normal(key, (num, N), dtype)
+    g = g * (math.sqrt(N) / jnp.linalg.norm(g, axis=1, keepdims=True))
+    return to_sites(g * jnp.asarray(grid_amplitudes(xi, shape), dtype), shape)

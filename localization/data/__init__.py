@@ -1,0 +1,109 @@
+"""Data models of paper Section 2.3 (and notes 001's single pulse), with exact statistics.
+
+One concept per module:
+
+============================  =====================================================================
+``data.base``                 the protocol: :class:`DataModel` (``sample``, ``marginal``,
+                              ``covariance``, ``lengthscale``) and argument checks
+``data.spectral``             the latent covariance C(xi), its root, the real Fourier basis, and the
+                              spectral sampler of correlated normals
+``data.quadrature``           tanh-sinh and adaptive quadrature for exact expectations
+``data.marginals``            the law of one coordinate of every model, with exact moments
+``data.copula``               Gaussian copulas X_i = T(Z_i): Gaussian, NLGP, Kur, RootedKur
+``data.ising``                the periodic Ising chain (exact sampler; the paper's Metropolis chains)
+``data.elliptical``           elliptical laws: Student t, ellipse surface, radial law
+``data.pulse``                the single binary pulse of notes 001
+``data.clone``                the Gaussian clone of any model (same covariance, Gaussian marginals)
+``data.task``                 the two-class length-scale task and the named families
+============================  =====================================================================
+
+Every model is sign-symmetric (S3), translation-invariant on the periodic index set (S2) and has unit
+marginal variance; see :mod:`localization.data.base` for the protocol and the pytree layout.
+
+Covariance of the underlying Gaussian: the periodised squared-exponential kernel (see
+:mod:`localization.data.spectral`), which is PSD for every xi > 0, unlike the paper's wrapped kernel
+exp(-d^2/xi^2) (available as :func:`min_distance_covariance` for comparison).
+
+Speed: samplers draw standard normals once, scale them by the covariance's spectral amplitudes and
+map them to the sites with one product by the fixed real Fourier basis (per axis for grids). The
+cost is dominated by the random bits and the normal transform; see ``benchmarks/bench.py``.
+"""
+
+from localization.data.base import DataModel
+from localization.data.clone import GaussianClone
+from localization.data.copula import NLGP, CopulaModel, Gaussian, Kur, RootedKur, copula_covariance
+from localization.data.elliptical import EllipseSurface, EllipticalModel, RadialElliptical, StudentT
+from localization.data.ising import Ising, ising_correlation, metropolis_ising
+from localization.data.marginals import (
+    GaussianMarginal,
+    KurMarginal,
+    Marginal,
+    NLGPMarginal,
+    RadialEllipticalMarginal,
+    RademacherMarginal,
+    SphereMarginal,
+    StudentTMarginal,
+    kur_excess_kurtosis,
+    kur_excess_kurtosis_zero,
+    kur_normaliser,
+    kur_transform,
+    nlgp_excess_kurtosis,
+    nlgp_normaliser,
+    nlgp_transform,
+)
+from localization.data.pulse import SinglePulse
+from localization.data.spectral import (
+    covariance,
+    covariance_sqrt,
+    fourier_basis,
+    min_distance_covariance,
+    spectral_amplitudes,
+)
+from localization.data.task import FAMILIES, LengthscaleTask, family_task
+
+__all__ = [
+    # the protocol
+    "DataModel",
+    "CopulaModel",
+    "EllipticalModel",
+    # models
+    "Gaussian",
+    "NLGP",
+    "Kur",
+    "RootedKur",
+    "Ising",
+    "StudentT",
+    "EllipseSurface",
+    "RadialElliptical",
+    "SinglePulse",
+    "GaussianClone",
+    # the task
+    "LengthscaleTask",
+    "FAMILIES",
+    "family_task",
+    # the latent covariance
+    "covariance",
+    "covariance_sqrt",
+    "fourier_basis",
+    "spectral_amplitudes",
+    "min_distance_covariance",
+    "copula_covariance",
+    "ising_correlation",
+    "metropolis_ising",
+    # marginals and their exact statistics
+    "Marginal",
+    "GaussianMarginal",
+    "NLGPMarginal",
+    "KurMarginal",
+    "RademacherMarginal",
+    "StudentTMarginal",
+    "SphereMarginal",
+    "RadialEllipticalMarginal",
+    "nlgp_normaliser",
+    "nlgp_transform",
+    "nlgp_excess_kurtosis",
+    "kur_normaliser",
+    "kur_transform",
+    "kur_excess_kurtosis",
+    "kur_excess_kurtosis_zero",
+]

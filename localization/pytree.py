@@ -1,0 +1,56 @@
+"""One way to make a frozen dataclass a JAX pytree, used by every class of the library.
+
+``@pytree_dataclass`` turns a class into a frozen dataclass and registers it with JAX. Its fields
+are *leaves* (traced under ``jit``/``vmap``: family parameters such as the NLGP gain, arrays) unless
+declared with :func:`static_field` (hashable auxiliary data: a new value recompiles; length-scales,
+dimensions, names). Unflattening bypasses ``__init__``/``__post_init__``, so validation runs on
+construction by the user and never on tracers.
+
+The field names are recorded on the class as ``leaf_fields`` and ``static_fields``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, TypeVar
+
+import jax
+
+__all__ = ["pytree_dataclass", "static_field"]
+
+T = TypeVar("T")
+
+
+def static_field(**kwargs: Any) -> Any:
+    """A dataclass field stored as static (hashable) pytree auxiliary data, not as a leaf."""
+    metadata = dict(kwargs.pop("metadata", {}) or {})
+    metadata["static"] = True
+    return dataclasses.field(metadata=metadata, **kwargs)
+
+
+def pytree_dataclass(cls: type[T]) -> type[T]:
+    """Decorator: ``cls`` as a frozen dataclass registered as a pytree (see module docstring)."""
+    cls = dataclasses.dataclass(frozen=True)(cls)
+    fields = dataclasses.fields(cls)
+    leaves = tuple(f.name for f in fields if not f.metadata.get("static", False))
+    static = tuple(f.name for f in fields if f.metadata.get("static", False))
+
+    def flatten_with_keys(obj):
+        children = tuple((jax.tree_util.GetAttrKey(name), getattr(obj, name)) for name in leaves)
+        return children, tuple(getattr(obj, name) for name in static)
+
+    def flatten(obj):
+        return tuple(getattr(obj, name) for name in leaves), tuple(getattr(obj, name) for name in static)
+
+    def unflatten(aux, children):
+        obj = object.__new__(cls)
+        for name, value in zip(leaves, children):
+            object.__setattr__(obj, name, value)
+        for name, value in zip(static, aux):
+            object.__setattr__(obj, name, value)
+        return obj
+
+    jax.tree_util.register_pytree_with_keys(cls, flatten_with_keys, unflatten, flatten)
+    cls.leaf_fields = leaves
+    cls.static_fields = static
+    return cls

@@ -1,0 +1,112 @@
+"""Tasks as arguments of compiled functions: traced parameters, static structure, stacked sweeps.
+
+A pytree task (``data.LengthscaleTask`` of data models whose family parameters — gain, k, J, nu — are
+leaves and whose length-scales are static) enters a ``jit``-compiled function as traced leaves plus
+a static spec, so a new parameter value does not recompile (:func:`split_task`,
+:func:`rebuild_task`). Leaves with *equal values* are passed once, so that inside the trace both
+classes see the *same* tracer; ``LengthscaleTask.sample`` relies on this to apply one transform to
+both classes when they share the family parameter. :func:`stack_tasks` stacks tasks that differ
+only in their leaves into one task with a leading sweep axis (``train.train_sweep`` vmaps over it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from localization import validation as v
+
+__all__ = ["split_task", "rebuild_task", "stack_tasks"]
+
+
+def _is_numeric_leaf(x):
+    if isinstance(x, bool):
+        return False
+    return isinstance(x, (int, float, np.ndarray, np.number, jax.Array))
+
+
+@dataclass(frozen=True, eq=False)
+class _ByIdentity:
+    """Static-argument wrapper for an unhashable task (compiled once per object identity)."""
+
+    obj: Any
+
+
+@dataclass(frozen=True)
+class _TaskSpec:
+    """Static part of a pytree task: its treedef and, per leaf, the index of its (deduplicated) value."""
+
+    treedef: Any
+    index: tuple
+
+
+def _same_value(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))
+
+
+def split_task(task):
+    """(dynamic, static). Pytree tasks with numeric leaves go in as traced arguments (no recompilation
+    for new parameter values), with equal leaves passed once, so that inside the trace they are the
+    *same* tracer (e.g. the gain shared by both classes of ``LengthscaleTask.of(NLGP, gain=g)``; a
+    sampler can then see that one transform serves both classes). Anything else is a static argument
+    (hash/eq, or identity)."""
+    leaves, treedef = jax.tree_util.tree_flatten(task)
+    if all(_is_numeric_leaf(l) for l in leaves) and not (len(leaves) == 1 and leaves[0] is task):
+        uniq, index = [], []
+        for leaf in leaves:
+            for j, u in enumerate(uniq):
+                if _same_value(leaf, u):
+                    index.append(j)
+                    break
+            else:
+                index.append(len(uniq))
+                uniq.append(leaf)
+        return tuple(uniq), _TaskSpec(treedef, tuple(index))
+    try:
+        hash(task)
+        return None, task
+    except TypeError:
+        return None, _ByIdentity(task)
+
+
+def rebuild_task(dyn, static):
+    if isinstance(static, _TaskSpec):
+        return jax.tree_util.tree_unflatten(static.treedef, [dyn[i] for i in static.index])
+    return static.obj if isinstance(static, _ByIdentity) else static
+
+
+def stack_tasks(tasks: Sequence[Any], dtype=jnp.float32):
+    """Stack tasks that differ only in array-valued parameters into one task whose leaves have a
+    leading axis of length P = len(tasks) (floating leaves cast to ``dtype``), for :func:`train_sweep`.
+
+    The tasks must be pytrees with the same structure (same static fields, e.g. the same length
+    scales ``xi``) and numeric leaves (e.g. ``NLGP`` gains, ``Kur`` exponents ``k``).
+    """
+    if isinstance(tasks, (str, bytes)) or not isinstance(tasks, Sequence) or len(tasks) == 0:
+        raise TypeError(f"tasks must be a non-empty sequence of tasks, got {tasks!r}")
+    dtype = v.floating_dtype("dtype", dtype, allowed=("float32", "float64"))
+    structs = [jax.tree_util.tree_structure(t) for t in tasks]
+    leaves = [jax.tree_util.tree_leaves(t) for t in tasks]
+    if not leaves[0] or not all(_is_numeric_leaf(l) for l in leaves[0]) or leaves[0][0] is tasks[0]:
+        raise TypeError(
+            "tasks must be pytrees with numeric leaves (register the data models with "
+            "jax.tree_util, parameters as leaves); got a task with no numeric leaves: "
+            f"{type(tasks[0]).__name__}"
+        )
+    for i, s in enumerate(structs[1:], 1):
+        if s != structs[0]:
+            raise ValueError(
+                f"tasks must share one structure (same static fields such as xi and the same model types); "
+                f"tasks[{i}] differs from tasks[0]: {s} vs {structs[0]}"
+            )
+
+    def stack(*xs):
+        a = jnp.stack([jnp.asarray(x) for x in xs])
+        return a.astype(dtype) if jnp.issubdtype(a.dtype, jnp.floating) else a
+
+    return jax.tree_util.tree_map(stack, *tasks)
