@@ -4,8 +4,12 @@ r"""Measurements of receptive fields and samples, shared by simulation and theor
   :math:`\mathrm{IPR}(w)=\sum_i w_i^4/(\sum_i w_i^2)^2`, in :math:`[1/N, 1]`.
 * :func:`peak_position` — index of the largest entry of :math:`|w|` (see its docstring for why the
   absolute value).
-* :func:`circular_distance`, :func:`peaks_agree` — periodic distance between positions, and the
-  paper's "peaks match" criterion of Section 4.2 (within ±``tolerance`` positions).
+* :func:`circular_distance`, :func:`peak_agreement` — periodic distance between positions, and the
+  paper's "peaks match" criterion of Section 4.2 (within ±``tolerance`` positions), with counts.
+* :func:`normalized_distance` — the shape distance :math:`\lVert w_a/\lVert w_a\rVert-w_b/\lVert w_b\rVert\rVert`
+  between receptive fields (paper Fig. 8).
+* :func:`first_crossing`, :func:`settling_step` — where a sampled curve first crosses a level
+  (interpolated), and from which checkpoint it stays near its final value.
 * :func:`sample_excess_kurtosis` — plug-in estimate :math:`m_4/m_2^2-3` along an axis.
 * :func:`circular_autocorr` — per-sample circular autocovariance of periodic signals (via the FFT).
 * :func:`mean_and_se` — mean over independent samples and its standard error.
@@ -19,18 +23,24 @@ traceable under ``jit``.
 from __future__ import annotations
 
 import math
+from typing import Literal, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from numpy.typing import ArrayLike
 
-from localization import _validation as v
+from localization import validation as v
 
 __all__ = [
     "ipr",
     "peak_position",
     "circular_distance",
-    "peaks_agree",
+    "PeakAgreement",
+    "peak_agreement",
+    "normalized_distance",
+    "first_crossing",
+    "settling_step",
     "sample_excess_kurtosis",
     "circular_autocorr",
     "mean_and_se",
@@ -133,17 +143,166 @@ def circular_distance(i, j, n: int):
     return jnp.minimum(d, n - d)
 
 
-def peaks_agree(w1, w2, *, tolerance: int = 1, signed: bool = False):
-    """True where the peaks (:func:`peak_position`) of ``w1`` and ``w2`` (both (..., N)) lie within
-    ``tolerance`` positions of each other on the ring (paper Section 4.2 counts a match within ±1)."""
-    w1 = _weights("w1", w1)
-    w2 = _weights("w2", w2)
-    if w1.shape[-1] != w2.shape[-1]:
-        raise ValueError(f"w1 and w2 must have the same last axis, got {tuple(w1.shape)} and {tuple(w2.shape)}")
-    tolerance = v.integer("tolerance", tolerance, 0)
-    n = w1.shape[-1]
-    d = circular_distance(peak_position(w1, signed=signed), peak_position(w2, signed=signed), n)
-    return d <= tolerance
+class PeakAgreement(NamedTuple):
+    """Peak positions of two sets of receptive fields and how often they agree (paper §4.2).
+
+    ``peak1``, ``peak2``: (...) int, :func:`peak_position` of ``w1`` and ``w2``; ``offset``: (...) int,
+    their :func:`circular_distance`; ``exact``: ``offset == 0``; ``within``: ``offset <= tolerance``
+    (the paper's "peaks match"); ``count_exact``, ``count_within``: how many of the ``total`` pairs.
+    """
+
+    peak1: np.ndarray
+    peak2: np.ndarray
+    offset: np.ndarray
+    exact: np.ndarray
+    within: np.ndarray
+    count_exact: int
+    count_within: int
+    total: int
+    tolerance: int
+
+
+def peak_agreement(w1: ArrayLike, w2: ArrayLike, *, tolerance: int = 1, signed: bool = False) -> PeakAgreement:
+    r"""Compare the peak positions of two sets of receptive fields of equal shape ``(..., n)``.
+
+    The peak is :func:`peak_position` (by default the position of the largest :math:`|w_i|`: a
+    negative bump is as localized as a positive one). Positions are compared on the ring (periodic
+    inputs): a *match* is a circular offset ≤ ``tolerance``, in ``[0, n // 2]`` (the paper's code
+    used ±1; ``tolerance=0`` is an exact match, what the paper's text says). Returns a
+    :class:`PeakAgreement` of NumPy arrays and counts.
+    """
+    a = np.asarray(v.float_array("w1", w1, ndim_min=1), dtype=np.float64)
+    b = np.asarray(v.float_array("w2", w2, ndim_min=1), dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"w1 and w2 must have equal shapes, got {a.shape} and {b.shape}")
+    tolerance = v.integer("tolerance", tolerance, minimum=0)
+    n = a.shape[-1]
+    if tolerance > n // 2:
+        raise ValueError(f"tolerance must lie in [0, n//2 = {n // 2}], got {tolerance}")
+    pa = np.asarray(peak_position(a, signed=signed)).astype(np.int64)
+    pb = np.asarray(peak_position(b, signed=signed)).astype(np.int64)
+    off = np.asarray(circular_distance(pa, pb, n)).astype(np.int64)
+    exact = off == 0
+    within = off <= tolerance
+    return PeakAgreement(pa, pb, off, exact, within, int(exact.sum()), int(within.sum()), int(off.size), tolerance)
+
+
+def normalized_distance(w_a: ArrayLike, w_b: ArrayLike) -> np.ndarray:
+    r"""Shape distance :math:`\lVert \hat w_a-\hat w_b\rVert_2`, :math:`\hat w=w/\lVert w\rVert_2`.
+
+    Both fields are scaled to unit ℓ₂ norm before subtracting, so the distance compares shapes
+    (and signs) only: 0 for proportional fields with the same sign, √2 for orthogonal ones, 2 for
+    opposite ones (the measure of paper Fig. 8: the flow's scale is not the object of Lemma 3.1).
+    Shapes ``(..., n)`` broadcast against each other → ``(...)`` float64 NumPy. Zero rows are an
+    error (``ValueError`` naming the argument).
+    """
+    a = np.asarray(v.float_array("w_a", w_a), dtype=np.float64)
+    b = np.asarray(v.float_array("w_b", w_b), dtype=np.float64)
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"w_a and w_b must have equal last axes, got shapes {a.shape} and {b.shape}")
+    na = np.linalg.norm(a, axis=-1, keepdims=True)
+    nb = np.linalg.norm(b, axis=-1, keepdims=True)
+    for name, arr, nrm in (("w_a", a, na), ("w_b", b, nb)):
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} must be finite")
+        if np.any(nrm == 0):
+            raise ValueError(f"{name} must have non-zero rows (a zero field has no shape)")
+    return np.linalg.norm(a / na - b / nb, axis=-1)
+
+
+# -------------------------------------------------------------------------------------------------
+# measurements on sampled curves
+# -------------------------------------------------------------------------------------------------
+def _crossing_row(x, row, level, direction, log):
+    """Crossing of one sampled curve ``row`` over the grid ``x`` (see :func:`first_crossing`)."""
+    if direction == "up":
+        reached = row >= level
+        if reached[0]:
+            return x[0]
+    else:
+        side = np.sign(row[0] - level)
+        if side == 0:
+            return x[0]
+        reached = np.sign(row - level) != side
+    hits = np.nonzero(reached)[0]
+    if hits.size == 0:
+        return math.nan
+    j = hits[0]
+    if direction == "either" and row[j] == level:
+        return x[j]
+    u0, u1 = (np.log(x[j - 1]), np.log(x[j])) if log else (x[j - 1], x[j])
+    y0, y1 = row[j - 1], row[j]
+    uc = u0 + (level - y0) / (y1 - y0) * (u1 - u0)
+    return float(np.exp(uc)) if log else float(uc)
+
+
+def first_crossing(
+    x: ArrayLike,
+    values: ArrayLike,
+    level: float,
+    *,
+    direction: Literal["up", "either"] = "up",
+    log: bool = False,
+) -> float | np.ndarray:
+    r"""Where a sampled curve first crosses ``level``, by linear interpolation between samples.
+
+    ``x`` (C,) strictly increasing (times, or a parameter grid); ``values`` (..., C), one curve per
+    leading index.
+
+    * ``direction="up"``: the first ``x`` at which the curve reaches ``level`` from below
+      (``values >= level``); ``x[0]`` if it starts there. Used for break-down and localization
+      times (the first time a distance or an IPR reaches a level).
+    * ``direction="either"``: the first change of side of ``level`` in either direction (the exact
+      grid point where a value equals ``level``). Used for the parameter (gain g, Kur k) where a
+      final IPR crosses a level along a sweep (Claim 3.2 in simulation); the grid spacing bounds its
+      accuracy.
+
+    ``log=True`` interpolates in :math:`\log x` (``x`` positive; for gains on a log grid) and maps
+    back. Returns NaN where the curve never crosses; a float for a single curve (1-D ``values``),
+    else a ``(...)`` float64 array.
+
+    A root of a *function* that can be evaluated anywhere (Brent's method) is a different task:
+    :func:`localization.theory.family_root`; :func:`settling_step` asks the opposite question (from
+    when a curve stays near its end).
+    """
+    t = np.asarray(v.float_array("x", x), dtype=np.float64)
+    y = np.asarray(v.float_array("values", values, ndim_min=1), dtype=np.float64)
+    level = v.real_scalar("level", level)
+    if direction not in ("up", "either"):
+        raise ValueError(f"direction must be 'up' or 'either', got {direction!r}")
+    if not isinstance(log, bool):
+        raise TypeError(f"log must be a bool, got {log!r}")
+    if t.ndim != 1 or t.size < 2:
+        raise ValueError(f"x must be a 1-D array with at least 2 entries, got shape {t.shape}")
+    if np.any(np.diff(t) <= 0):
+        raise ValueError("x must be strictly increasing")
+    if y.shape[-1] != t.size:
+        raise ValueError(f"values must have last axis of length {t.size} (len(x)), got shape {y.shape}")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("values must be finite (no inf or NaN)")
+    if log and np.any(t <= 0):
+        raise ValueError("x must be positive when log=True")
+    flat = y.reshape(-1, t.size)
+    out = np.array([_crossing_row(t, row, level, direction, log) for row in flat], dtype=np.float64)
+    if y.ndim == 1:
+        return float(out[0])
+    return out.reshape(y.shape[:-1])
+
+
+def settling_step(curve: ArrayLike, tol: float) -> int:
+    """Index of the first checkpoint from which ``curve`` (C,) stays within ``tol`` of its last value.
+
+    Returns ``C - 1`` when only the last point qualifies (not settled before the end). The last exit
+    from a band around the *final* value, not a crossing of a fixed level (:func:`first_crossing`):
+    used to choose and justify the number of SGD steps.
+    """
+    curve = np.asarray(v.float_array("curve", curve, ndim_min=1), dtype=np.float64)
+    if curve.ndim != 1:
+        raise ValueError(f"curve must be 1-D, got shape {curve.shape}")
+    tol = v.positive("tol", tol)
+    outside = np.abs(curve - curve[-1]) > tol
+    idx = np.nonzero(outside)[0]
+    return 0 if idx.size == 0 else int(idx[-1] + 1)
 
 
 def sample_excess_kurtosis(x, axis: int = 0):

@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from localization import _validation as v
+from localization import validation as v
 
 __all__ = [
     "ACTIVATIONS",

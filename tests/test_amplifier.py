@@ -266,3 +266,102 @@ def test_validation_of_constructors():
         Amplifier.from_quadrature("abc", [1.0])
     with pytest.raises(TypeError, match="marginal"):
         amplifier_derivatives_at_zero(3.0)
+
+
+# -------------------------------------------------------------------------------------------------
+# the PytreeAmplifier protocol and evaluation at concrete points
+# -------------------------------------------------------------------------------------------------
+def test_pytree_amplifier_protocol():
+    from localization import theory
+
+    phi = amplifier(data.Kur(1.0, 5.0).marginal)
+    for obj in (phi, amplifier_taylor(data.Kur(1.0, 10.0).marginal), theory.tabulate_amplifier(phi, 101)):
+        assert isinstance(obj, theory.PytreeAmplifier), type(obj)
+    for obj in (jnp.sin, lambda a: a, 3.0):
+        assert not isinstance(obj, theory.PytreeAmplifier)
+    # the flow treats both kinds alike: a plain callable gives the same field as the pytree
+    w = jnp.array([0.3, -0.2, 0.5, 0.1])
+    s = np.eye(4)
+    lin_phi = Amplifier.gaussian(1.0)
+    f1 = theory.effective_vector_field(w, lin_phi, s, s)
+    f2 = theory.effective_vector_field(w, lambda a: SQ * a, s, s)
+    np.testing.assert_allclose(np.asarray(f1), np.asarray(f2), rtol=0, atol=1e-15)
+
+
+def test_evaluate_amplifier_equals_phi_and_pads_exactly():
+    import importlib
+
+    from localization.theory import amplifier_taylor as taylor
+    from localization.theory import evaluate_amplifier
+
+    amp = importlib.import_module("localization.theory.amplifier")  # the module (theory.amplifier is φ)
+
+    # zero nodes of zero weight change nothing; rules of different sizes share one padded size
+    grid = np.linspace(-1, 1, 257)
+    sizes = set()
+    for m in (data.NLGP(0.7, 0.1).marginal, data.NLGP(0.7, 3.0).marginal, data.Kur(0.7, 5.0).marginal,
+              data.Kur(0.7, 20.0).marginal):
+        phi = amplifier(m)
+        padded = amp._pad_quadrature(phi)
+        n_phi, n_pad = phi.params[0].shape[0], padded.params[0].shape[0]
+        assert n_pad % amp._PAD == 0 and n_phi <= n_pad < n_phi + amp._PAD
+        assert np.max(np.abs(np.asarray(padded.core(grid)) - np.asarray(phi.core(grid)))) < 1e-15
+        assert np.max(np.abs(evaluate_amplifier(phi, grid) - np.asarray(phi(grid)))) < 1e-15
+        sizes.add(n_pad)
+    assert sizes == {1024, 2048}
+    # closed forms, the Taylor polynomial and plain callables are evaluated unchanged; shapes kept
+    for phi in (Amplifier.binary(1.0), Amplifier.gaussian(1.0), taylor(data.Kur(0.7, 5.0).marginal)):
+        assert amp._pad_quadrature(phi) is phi
+        assert np.max(np.abs(evaluate_amplifier(phi, grid) - np.asarray(phi(grid)))) < 1e-15
+    assert np.array_equal(evaluate_amplifier(jnp.sin, grid), np.sin(grid))
+    assert evaluate_amplifier(Amplifier.binary(1.0), 1.0).shape == ()
+    assert evaluate_amplifier(Amplifier.binary(1.0), np.zeros((2, 3))).shape == (2, 3)
+    assert float(evaluate_amplifier(Amplifier.binary(1.0), 1.0)) == 1.0  # phi(1) = E|X|
+
+
+def test_evaluate_amplifier_validation():
+    from localization.theory import evaluate_amplifier
+
+    with pytest.raises(TypeError, match="phi must be callable"):
+        evaluate_amplifier(3.0, 0.5)
+    with pytest.raises(ValueError, match=r"a must be finite and lie in \[-1, 1\]"):
+        evaluate_amplifier(Amplifier.binary(1.0), [0.5, -1.5])
+    with pytest.raises(ValueError, match=r"a must be finite and lie in \[-1, 1\]"):
+        evaluate_amplifier(Amplifier.binary(1.0), np.nan)
+    with pytest.raises(TypeError, match="a must be a real number or array"):
+        evaluate_amplifier(Amplifier.binary(1.0), np.array([True]))
+
+
+# -------------------------------------------------------------------------------------------------
+# tabulated amplifier (theory.tabulated)
+# -------------------------------------------------------------------------------------------------
+def test_tabulated_amplifier_accuracy_and_oddness():
+    from localization.theory import tabulate_amplifier
+
+    a = np.clip(np.linspace(-1, 1, 3001) + 1e-4 * np.sin(np.arange(3001)), -1, 1)
+    for m in (data.Ising(0.7).marginal, data.NLGP(1.0, 100.0).marginal, data.Kur(1.0, 5.0).marginal):
+        phi = amplifier(m)
+        tab = tabulate_amplifier(phi)
+        assert np.max(np.abs(np.asarray(tab(a)) - np.asarray(phi(a)))) < 1e-6, m
+        assert np.allclose(np.asarray(tab(-a)), -np.asarray(tab(a)), rtol=0, atol=1e-15)
+        assert float(tab(0.0)) == 0.0
+    # linear functions are reproduced exactly by linear interpolation (Gaussian phi)
+    lin = tabulate_amplifier(amplifier(data.Gaussian(1.0).marginal), num=5)
+    assert np.allclose(np.asarray(lin(a)), SQ * a, rtol=0, atol=1e-14)
+    # a pytree: passes through jit, and outside [-1, 1] inputs are clipped
+    f = jax.jit(lambda t, x: t.core(x))
+    assert float(f(lin, 2.0)) == pytest.approx(SQ, abs=1e-14)
+
+
+def test_tabulate_validation():
+    from localization.theory import tabulate_amplifier
+
+    phi = amplifier(data.Gaussian(1.0).marginal)
+    with pytest.raises(ValueError, match="num must be odd"):
+        tabulate_amplifier(phi, num=10)
+    with pytest.raises(ValueError, match="num"):
+        tabulate_amplifier(phi, num=1)
+    with pytest.raises(TypeError, match="phi"):
+        tabulate_amplifier(3.0)
+    with pytest.raises(ValueError, match="finite"):
+        tabulate_amplifier(lambda a: a / 0.0 * 0.0)

@@ -1,7 +1,6 @@
 """Tests of localization.theory.derivation against closed forms and exact identities."""
 
 import math
-from types import SimpleNamespace
 
 import jax
 import jax.numpy as jnp
@@ -123,56 +122,6 @@ def test_empirical_gate_probability_continuous_bins():
     assert np.all((est.prob >= 0) & (est.prob <= 1))
 
 
-# ----------------------------------------------------------------------------- phi vs linear
-def test_linear_deviation_and_crossings():
-    gauss = Amplifier.gaussian(1.0)
-    np.testing.assert_allclose(d.linear_deviation(gauss, np.linspace(-0.9, 0.9, 7)), 0.0, atol=1e-15)
-    assert d.linear_crossings(gauss).size == 0
-    binary = Amplifier.binary(1.0)
-    assert np.all(d.linear_deviation(binary, np.linspace(0.05, 0.95, 19)) > 0)
-    assert d.linear_crossings(binary).size == 0
-
-    def synthetic(a):  # crosses the line at a = 0.37 only
-        return SQ * a + a**3 * (jnp.abs(a) - 0.37)
-
-    roots = d.linear_crossings(synthetic, num=101)
-    np.testing.assert_allclose(roots, [0.37], atol=1e-10)
-
-
-def test_evaluate_amplifier_equals_phi_and_pads_exactly():
-    from localization import data, theory
-
-    # zero nodes of zero weight change nothing; rules of different sizes share one padded size
-    grid = np.linspace(-1, 1, 257)
-    sizes = set()
-    for m in (data.NLGP(0.7, 0.1).marginal, data.NLGP(0.7, 3.0).marginal, data.Kur(0.7, 5.0).marginal,
-              data.Kur(0.7, 20.0).marginal):
-        phi = theory.amplifier(m)
-        padded = d._pad_quadrature(phi)
-        n_phi, n_pad = phi.params[0].shape[0], padded.params[0].shape[0]
-        assert n_pad % d._PAD == 0 and n_phi <= n_pad < n_phi + d._PAD
-        assert np.max(np.abs(np.asarray(padded.core(grid)) - np.asarray(phi.core(grid)))) < 1e-15
-        assert np.max(np.abs(d.evaluate_amplifier(phi, grid) - np.asarray(phi(grid)))) < 1e-15
-        sizes.add(n_pad)
-    assert sizes == {1024, 2048}
-    # closed forms, the Taylor polynomial and plain callables are evaluated unchanged; shapes kept
-    for phi in (Amplifier.binary(1.0), Amplifier.gaussian(1.0), theory.amplifier_taylor(data.Kur(0.7, 5.0).marginal)):
-        assert d._pad_quadrature(phi) is phi
-        assert np.max(np.abs(d.evaluate_amplifier(phi, grid) - np.asarray(phi(grid)))) < 1e-15
-    assert np.array_equal(d.evaluate_amplifier(jnp.sin, grid), np.sin(grid))
-    assert d.evaluate_amplifier(Amplifier.binary(1.0), 1.0).shape == ()
-    assert d.evaluate_amplifier(Amplifier.binary(1.0), np.zeros((2, 3))).shape == (2, 3)
-    assert float(d.evaluate_amplifier(Amplifier.binary(1.0), 1.0)) == 1.0  # phi(1) = E|X|
-
-
-def test_family_root():
-    fam = lambda p: SimpleNamespace(excess_kurtosis=3.0 - p)  # noqa: E731
-    root = d.family_root(fam, lambda m: m.excess_kurtosis, (0.0, 10.0))
-    assert abs(root - 3.0) < 1e-10
-    root = d.family_root(fam, lambda m: m.excess_kurtosis, (0.0, 10.0), target=1.0)
-    assert abs(root - 2.0) < 1e-10
-
-
 # ----------------------------------------------------------------------------- validation
 def test_validation_errors():
     w, x, y = _batch()
@@ -224,44 +173,6 @@ def test_validation_errors():
         d.gaussian_gate_probability(jnp.eye(5)[0], np.eye(5), 0, 1.0)
     with pytest.raises(TypeError, match="x must be a real floating-point array"):
         d.gaussian_gate_probability(w, sigma, 0, jnp.asarray([True]))
-    # phi vs linear
-    with pytest.raises(TypeError, match="phi must be callable"):
-        d.linear_deviation(3.0, 0.5)
-    with pytest.raises(ValueError, match=r"a must be finite and lie in \[-1, 1\]"):
-        d.linear_deviation(Amplifier.binary(1.0), 1.5)
-    with pytest.raises(TypeError, match="phi must be callable"):
-        d.linear_crossings(None)
-    with pytest.raises(ValueError, match="num must be an integer >= 3"):
-        d.linear_crossings(Amplifier.binary(1.0), num=2)
-    with pytest.raises(ValueError, match="tol must be positive"):
-        d.linear_crossings(Amplifier.binary(1.0), tol=0.0)
-    with pytest.raises(TypeError, match="phi must be callable"):
-        d.evaluate_amplifier(3.0, 0.5)
-    with pytest.raises(ValueError, match=r"a must be finite and lie in \[-1, 1\]"):
-        d.evaluate_amplifier(Amplifier.binary(1.0), [0.5, -1.5])
-    with pytest.raises(ValueError, match=r"a must be finite and lie in \[-1, 1\]"):
-        d.evaluate_amplifier(Amplifier.binary(1.0), np.nan)
-    with pytest.raises(TypeError, match="a must be a real number or array"):
-        d.evaluate_amplifier(Amplifier.binary(1.0), np.array([True]))
-    # family_root
-    fam = lambda p: SimpleNamespace(s=p)  # noqa: E731
-    stat = lambda m: m.s  # noqa: E731
-    with pytest.raises(TypeError, match="make_marginal must be callable"):
-        d.family_root(1, stat, (0, 1))
-    with pytest.raises(TypeError, match="statistic must be callable"):
-        d.family_root(fam, 1, (0, 1))
-    with pytest.raises(ValueError, match="bracket must be a pair"):
-        d.family_root(fam, stat, (0, 1, 2))
-    with pytest.raises(ValueError, match="bracket must satisfy low < high"):
-        d.family_root(fam, stat, (1, 0))
-    with pytest.raises(ValueError, match="opposite signs"):
-        d.family_root(fam, stat, (1, 2))
-    with pytest.raises(ValueError, match="opposite signs"):
-        d.family_root(fam, lambda m: math.inf, (-1, 2))
-    with pytest.raises(ValueError, match="tol must be positive"):
-        d.family_root(fam, stat, (-1, 1), tol=-1.0)
-    with pytest.raises(ValueError, match="target must be finite"):
-        d.family_root(fam, stat, (-1, 1), target=math.nan)
 
 
 # ----------------------------------------------------------------------------- exact Ising chain

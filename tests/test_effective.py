@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from localization import _covariance as C
+from localization.data import spectral as C
 from localization.theory import (
     Amplifier,
     amplifier_argument,

@@ -7,50 +7,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from localization import data, experiments as ex, metrics, train
-from localization._marginals import kur_excess_kurtosis, nlgp_excess_kurtosis
-from localization.clone import GaussianClone
+from localization import data, metrics, train
+from localization import experiments as ex
+from localization.data import kur_excess_kurtosis, nlgp_excess_kurtosis
 
 KEY = jax.random.key(7)
 TINY = dict(n=16, inits=3, batch=64, steps=20, checkpoints=3)
-
-
-# ----------------------------------------------------------------------------- RootedKur
-def test_rooted_kur_samples_equal_data_kur():
-    rooted, kur = ex.RootedKur.of(0.7, 5.0, 24), data.Kur(xi=0.7, k=5.0)
-    for dtype in (jnp.float64, jnp.float32):
-        a = jax.jit(lambda k: rooted.sample(k, 50, 24, dtype))(KEY)
-        b = jax.jit(lambda k: kur.sample(k, 50, 24, dtype))(KEY)
-        assert a.dtype == b.dtype == dtype
-        assert float(jnp.max(jnp.abs(a - b))) == 0.0
-
-
-def test_rooted_kur_pytree_and_statistics():
-    m = ex.RootedKur.of(1.5, 10.0, 12)
-    leaves, tree = jax.tree_util.tree_flatten(m)
-    assert len(leaves) == 3
-    m2 = jax.tree_util.tree_unflatten(tree, leaves)
-    assert m2.k == 10.0 and m2.xi == 1.5 and m2.lengthscale == 1.5
-    assert m.marginal.excess_kurtosis == pytest.approx(kur_excess_kurtosis(10.0), rel=1e-12)
-    np.testing.assert_allclose(m.covariance(12), data.Kur(xi=1.5, k=10.0).covariance(12), atol=1e-14)
-    # inside jit/vmap: a stack of two length-scales samples like the individual models
-    stacked = train.stack_tasks([ex.RootedKur.of(0.5, 6.0, 12), ex.RootedKur.of(2.0, 6.0, 12)], jnp.float64)
-    xs = jax.jit(jax.vmap(lambda mm: mm.sample(KEY, 10, 12)))(stacked)
-    np.testing.assert_allclose(xs[1], data.Kur(xi=2.0, k=6.0).sample(KEY, 10, 12), atol=1e-12)
-
-
-def test_rooted_kur_validation():
-    with pytest.raises(ValueError, match="xi"):
-        ex.RootedKur.of(0.0, 5.0, 10)
-    with pytest.raises(ValueError, match="k"):
-        ex.RootedKur.of(1.0, 2.0, 10)
-    with pytest.raises(ValueError, match="n"):
-        ex.RootedKur.of(1.0, 5.0, 1)
-    with pytest.raises(ValueError, match="n must be 10"):
-        ex.RootedKur.of(1.0, 5.0, 10).sample(KEY, 3, 12)
-    bare = ex.RootedKur(amplitudes=np.ones(4), k=5.0)
-    with pytest.raises(ValueError, match="xi"):
-        bare.covariance(4)
 
 
 # ----------------------------------------------------------------------------- init_neurons
@@ -178,41 +140,10 @@ def test_phase_diagram_validation():
         ex.phase_diagram(KEY, [math.nan], [2.0])
 
 
-# ----------------------------------------------------------------------------- settling_step
-def test_settling_step():
-    assert ex.settling_step([0.5, 0.5, 0.5], 0.01) == 0
-    assert ex.settling_step([0.0, 0.2, 0.9, 0.95, 0.96], 0.02) == 3
-    assert ex.settling_step([0.0, 1.0], 0.1) == 1  # only the last point: not settled before the end
-    with pytest.raises(ValueError, match="tol"):
-        ex.settling_step([0.1, 0.2], 0.0)
-    with pytest.raises(ValueError, match="curve"):
-        ex.settling_step(np.zeros((2, 2)), 0.1)
-
-
-# ----------------------------------------------------------------------------- family_task
-def test_family_task():
-    t = ex.family_task("NLGP", 3.0)
-    assert isinstance(t.model1, data.NLGP) and t.model1.gain == 3.0 and t.model1.xi == 3.0
-    t = ex.family_task("Kur", 6.0, xi=(0.3, 0.7))
-    assert isinstance(t.model0, data.Kur) and t.model0.xi == 0.3
-    t = ex.family_task("Ising", 0.7)
-    assert (t.model0.J, t.model1.J) == (0.3, 0.7)
-    t = ex.family_task("Gaussian clone of NLGP", 100.0)
-    assert isinstance(t.model1, GaussianClone)
-    np.testing.assert_allclose(t.model1.covariance(10), data.NLGP(xi=3.0, gain=100.0).covariance(10))
-    assert t.model1.marginal.excess_kurtosis == 0.0
-    with pytest.raises(ValueError, match="family"):
-        ex.family_task("Cauchy", 1.0)
-    with pytest.raises(ValueError, match="J1"):
-        ex.family_task("Ising", 0.2)
-    with pytest.raises(TypeError, match="param"):
-        ex.family_task("NLGP", "big")
-
-
 def test_nlgp_localizes_and_its_gaussian_clone_does_not():
     """Physics smoke test at xi = (1, 3): NLGP(100) localizes within t = 20, its clone does not."""
     kw = dict(n=40, inits=4, batch=500, steps=400, checkpoints=2, lr=0.05)
-    nl = ex.ipr_sweep(KEY, [ex.family_task("NLGP", 100.0)], **kw)
-    cl = ex.ipr_sweep(KEY, [ex.family_task("Gaussian clone of NLGP", 100.0)], **kw)
+    nl = ex.ipr_sweep(KEY, [data.family_task("NLGP", 100.0)], **kw)
+    cl = ex.ipr_sweep(KEY, [data.family_task("Gaussian clone of NLGP", 100.0)], **kw)
     assert nl.final_ipr.min() > 0.3, nl.final_ipr
     assert cl.final_ipr.max() < 0.1, cl.final_ipr

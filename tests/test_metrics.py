@@ -1,4 +1,7 @@
-"""Tests for localization.metrics: closed forms of the IPR, peak positions, kurtosis estimates."""
+"""Tests for localization.metrics: closed forms of the IPR, peak positions and agreement, shape
+distance, crossings of sampled curves, kurtosis estimates."""
+
+import math
 
 import jax
 import jax.numpy as jnp
@@ -109,19 +112,150 @@ def test_circular_distance():
         metrics.circular_distance(0, 0, 4.0)
 
 
-def test_peaks_agree_within_tolerance_on_the_ring():
+def test_peak_agreement_within_tolerance_on_the_ring():
     n = 10
     a = np.zeros((4, n))
     b = np.zeros((4, n))
     a[:, 0] = 1.0
     for r, pos in enumerate([0, 1, 9, 2]):
         b[r, pos] = 1.0
-    np.testing.assert_array_equal(np.asarray(metrics.peaks_agree(a, b)), [True, True, True, False])
-    np.testing.assert_array_equal(np.asarray(metrics.peaks_agree(a, b, tolerance=0)), [True, False, False, False])
+    np.testing.assert_array_equal(metrics.peak_agreement(a, b).within, [True, True, True, False])
+    np.testing.assert_array_equal(metrics.peak_agreement(a, b, tolerance=0).within, [True, False, False, False])
     with pytest.raises(ValueError, match="tolerance"):
-        metrics.peaks_agree(a, b, tolerance=-1)
+        metrics.peak_agreement(a, b, tolerance=-1)
     with pytest.raises(ValueError, match="w1 and w2"):
-        metrics.peaks_agree(a, b[:, :5])
+        metrics.peak_agreement(a, b[:, :5])
+
+
+def _bump(n, centre, sign=1.0):
+    i = np.arange(n)
+    d = np.minimum(np.abs(i - centre), n - np.abs(i - centre))
+    return sign * np.exp(-(d**2) / 4.0)
+
+
+def test_peak_agreement_counts_and_wraparound():
+    n = 20
+    sim = np.stack([_bump(n, 3), _bump(n, 0), _bump(n, 10), _bump(n, 5, -1.0)])
+    flow = np.stack([_bump(n, 3), _bump(n, 19), _bump(n, 13), _bump(n, 5)])
+    r = metrics.peak_agreement(sim, flow, tolerance=1)
+    assert r.peak1.tolist() == [3, 0, 10, 5]  # |w| peak: a negative bump counts
+    assert r.peak2.tolist() == [3, 19, 13, 5]
+    assert r.offset.tolist() == [0, 1, 3, 0]  # 0 vs 19 on a ring of 20 is 1 apart
+    assert r.exact.tolist() == [True, False, False, True]
+    assert (r.count_exact, r.count_within, r.total, r.tolerance) == (2, 3, 4, 1)
+    r0 = metrics.peak_agreement(sim, flow, tolerance=0)
+    assert r0.count_within == r0.count_exact == 2
+    # signed peaks: the negative bump's positive lobe is elsewhere (its argmax is the flattest site)
+    rs = metrics.peak_agreement(sim, flow, signed=True)
+    assert rs.peak1.tolist()[:3] == [3, 0, 10] and rs.peak1[3] != 5
+
+
+def test_peak_agreement_validation():
+    with pytest.raises(ValueError, match="equal shapes"):
+        metrics.peak_agreement(np.ones((2, 5)), np.ones((3, 5)))
+    with pytest.raises(ValueError, match="tolerance"):
+        metrics.peak_agreement(np.ones(6), np.ones(6), tolerance=4)
+    with pytest.raises(ValueError, match="tolerance"):
+        metrics.peak_agreement(np.ones(6), np.ones(6), tolerance=-1)
+    with pytest.raises(TypeError, match="tolerance"):
+        metrics.peak_agreement(np.ones(6), np.ones(6), tolerance=1.0)
+
+
+# --------------------------------------------------------------------------------------- normalized_distance
+def test_normalized_distance_closed_forms():
+    e = np.eye(4)
+    assert metrics.normalized_distance(3.0 * e[0], 0.5 * e[0]) == pytest.approx(0.0, abs=1e-15)
+    assert metrics.normalized_distance(e[0], -2.0 * e[0]) == pytest.approx(2.0, abs=1e-15)
+    assert metrics.normalized_distance(e[0], e[1]) == pytest.approx(math.sqrt(2.0), abs=1e-15)
+    # broadcasting over leading axes, scale invariance
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(3, 5, 7)), rng.normal(size=(3, 5, 7))
+    d = metrics.normalized_distance(a, b)
+    assert d.shape == (3, 5)
+    assert np.allclose(d, metrics.normalized_distance(2.5 * a, 0.1 * b), rtol=0, atol=1e-14)
+    # law of cosines: |a^ - b^|^2 = 2 - 2 cos
+    cos = np.sum(a * b, -1) / np.linalg.norm(a, axis=-1) / np.linalg.norm(b, axis=-1)
+    assert np.allclose(d**2, 2 - 2 * cos, rtol=0, atol=1e-13)
+
+
+def test_normalized_distance_validation():
+    with pytest.raises(ValueError, match="w_a"):
+        metrics.normalized_distance(np.zeros(3), np.ones(3))
+    with pytest.raises(ValueError, match="w_b"):
+        metrics.normalized_distance(np.ones(3), np.zeros(3))
+    with pytest.raises(ValueError, match="last axes"):
+        metrics.normalized_distance(np.ones(3), np.ones(4))
+    with pytest.raises(ValueError, match="w_a must be finite"):
+        metrics.normalized_distance(np.array([1.0, np.nan]), np.ones(2))
+    with pytest.raises(TypeError, match="w_a"):
+        metrics.normalized_distance("x", np.ones(2))
+
+
+# --------------------------------------------------------------------------------------- curves
+def test_first_crossing_up_interpolates_linear_curves():
+    t = np.linspace(0.0, 10.0, 11)
+    y = np.stack([0.2 * t, 0.05 * t, np.full_like(t, 5.0)])
+    out = metrics.first_crossing(t, y, 1.0)
+    assert out.shape == (3,)
+    assert out[0] == pytest.approx(5.0, abs=1e-12)
+    assert np.isnan(out[1])  # reaches only 0.5
+    assert out[2] == 0.0  # starts above
+    # first crossing, not the last: a curve that goes up, down and up again; one curve -> a float
+    z = np.array([0, 2, 0, 2, 0, 0, 0, 0, 0, 0, 0], float)
+    r = metrics.first_crossing(t, z, 1.0)
+    assert isinstance(r, float) and r == pytest.approx(0.5, abs=1e-12)
+    # "up": a curve that starts above the level has reached it at x[0]; "either" finds the way down
+    down = 1.0 - 0.1 * t
+    assert metrics.first_crossing(t, down, 0.5) == 0.0
+    assert metrics.first_crossing(t, down, 0.5, direction="either") == pytest.approx(5.0, abs=1e-12)
+
+
+def test_first_crossing_either_linear_and_log():
+    p = np.array([1.0, 2.0, 4.0, 8.0])
+    y = np.array([0.0, 0.0, 1.0, 1.0])
+    cross = lambda *a, **k: metrics.first_crossing(*a, direction="either", **k)  # noqa: E731
+    assert cross(p, y, 0.5) == pytest.approx(3.0, abs=1e-12)
+    assert cross(p, y, 0.5, log=True) == pytest.approx(math.sqrt(8.0), abs=1e-12)
+    # decreasing curves cross too; no crossing gives NaN; exact hit returns the grid point
+    assert cross(p, 1 - y, 0.25) == pytest.approx(3.5, abs=1e-12)
+    assert math.isnan(cross(p, np.zeros(4), 0.5))
+    assert cross(p, np.array([0.0, 0.5, 1.0, 1.0]), 0.5) == 2.0
+    assert cross(p, np.array([0.5, 0.0, 1.0, 1.0]), 0.5) == 1.0  # starts on the level
+    # log interpolation also for "up", row by row
+    two = metrics.first_crossing(p, np.stack([y, 2 * y]), 0.5, log=True)
+    np.testing.assert_allclose(two, [math.sqrt(8.0), 2.0**1.25], rtol=1e-14)
+
+
+def test_first_crossing_validation():
+    t = np.arange(4.0)
+    with pytest.raises(ValueError, match="strictly increasing"):
+        metrics.first_crossing(np.array([0.0, 1.0, 1.0, 2.0]), np.zeros(4), 0.5)
+    with pytest.raises(ValueError, match="last axis"):
+        metrics.first_crossing(t, np.zeros(5), 0.5)
+    with pytest.raises(ValueError, match="at least 2"):
+        metrics.first_crossing(np.array([1.0]), np.zeros(1), 0.5)
+    with pytest.raises(ValueError, match="finite"):
+        metrics.first_crossing(t, np.array([0, np.nan, 1, 2.0]), 0.5)
+    with pytest.raises(ValueError, match="finite"):
+        metrics.first_crossing(t, np.array([0.0, np.inf, 1.0, 2.0]), 0.5, direction="either")
+    with pytest.raises(ValueError, match="level"):
+        metrics.first_crossing(t, np.zeros(4), math.inf)
+    with pytest.raises(ValueError, match="positive when log"):
+        metrics.first_crossing(np.array([-1.0, 1.0, 2.0]), np.zeros(3), 0.5, log=True)
+    with pytest.raises(ValueError, match="direction"):
+        metrics.first_crossing(t, np.zeros(4), 0.5, direction="down")
+    with pytest.raises(TypeError, match="log"):
+        metrics.first_crossing(t, np.zeros(4), 0.5, log=1)
+
+
+def test_settling_step():
+    assert metrics.settling_step([0.5, 0.5, 0.5], 0.01) == 0
+    assert metrics.settling_step([0.0, 0.2, 0.9, 0.95, 0.96], 0.02) == 3
+    assert metrics.settling_step([0.0, 1.0], 0.1) == 1  # only the last point: not settled before the end
+    with pytest.raises(ValueError, match="tol"):
+        metrics.settling_step([0.1, 0.2], 0.0)
+    with pytest.raises(ValueError, match="curve"):
+        metrics.settling_step(np.zeros((2, 2)), 0.1)
 
 
 # --------------------------------------------------------------------------------------- kurtosis

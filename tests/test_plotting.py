@@ -9,7 +9,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from localization import models, plotting, train  # noqa: E402
-from localization._marginals import GaussianMarginal, RademacherMarginal  # noqa: E402
+from localization.data.marginals import GaussianMarginal, RademacherMarginal  # noqa: E402
 
 
 @pytest.fixture

@@ -1,22 +1,61 @@
-"""Analytical objects of the paper: the amplifier φ (Eq. 6), the effective flow (Eq. 5) and the
-assumptions A1–A3 behind it (§3.1). Other theory modules (fourier, elliptical, gdln, ...) are
-imported by their owners here too.
+"""Analytical objects of the paper (pure functions and pytrees; no training, no experiments).
+
+Modules:
+
+* ``amplifier`` — the amplifier φ of a marginal (paper Eq. (6)), its cubic Taylor polynomial and
+  derivatives at 0 (Lemma B.1), the :class:`PytreeAmplifier` protocol, evaluation at concrete points;
+* ``tabulated`` — φ tabulated on [-1, 1] and interpolated (fast exact φ for flow integrations);
+* ``linearity`` — φ against the linear reference √(2/π) a (§3.2, App. B.1) and roots over a family;
+* ``effective`` — the effective early-time flow (Lemma 3.1, Eq. (5)) and the Gaussian closed forms;
+* ``derivation`` — the steps of the derivation of Lemma 3.1 as measurable quantities (App. C.1–C.2, C.4);
+* ``assumptions`` — assumptions A1–A3 behind the flow (§3.1), measured and computed exactly.
+
+The names listed in ``__all__`` are re-exported here (``theory.amplifier(m)``,
+``theory.integrate_effective(...)``); ``derivation`` and ``assumptions`` are used as modules.
 """
 
-from localization.theory.amplifier import (  # noqa: F401
+from localization.theory import assumptions, derivation
+from localization.theory.amplifier import (
     Amplifier,
     AmplifierDerivatives,
     CubicTaylor,
+    PytreeAmplifier,
     alg_inv,
     amplifier,
     amplifier_derivatives_at_zero,
     amplifier_taylor,
+    evaluate_amplifier,
 )
-from localization.theory.effective import (  # noqa: F401
+from localization.theory.effective import (
     amplifier_argument,
     effective_vector_field,
     expected_gradient_gaussian,
     expected_loss_gaussian,
     integrate_effective,
 )
-from localization.theory import assumptions  # noqa: F401
+from localization.theory.linearity import family_root, linear_crossings, linear_deviation
+from localization.theory.tabulated import TabulatedAmplifier, tabulate_amplifier
+
+__all__ = [
+    "assumptions",
+    "derivation",
+    "Amplifier",
+    "AmplifierDerivatives",
+    "CubicTaylor",
+    "PytreeAmplifier",
+    "alg_inv",
+    "amplifier",
+    "amplifier_derivatives_at_zero",
+    "amplifier_taylor",
+    "evaluate_amplifier",
+    "amplifier_argument",
+    "effective_vector_field",
+    "expected_gradient_gaussian",
+    "expected_loss_gaussian",
+    "integrate_effective",
+    "family_root",
+    "linear_crossings",
+    "linear_deviation",
+    "TabulatedAmplifier",
+    "tabulate_amplifier",
+]

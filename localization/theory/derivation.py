@@ -1,4 +1,4 @@
-r"""Building blocks of the derivation of Lemma 3.1 (paper App. C.1–C.2) and of the analysis of φ (App. B.1).
+r"""Building blocks of the derivation of Lemma 3.1 (paper App. C.1–C.2, C.4).
 
 Each function is one step of the derivation written as something that can be *measured* on a batch
 of samples or *evaluated* in closed form, so that the book can check every step numerically:
@@ -14,13 +14,10 @@ of samples or *evaluated* in closed form, so that the book can check every step 
   the Gaussian approximation of :math:`\langle w,X\rangle\mid X_i` (A1–A3, App. C.2);
 * :func:`ising_preactivation_law` and :func:`ising_gated_mean` — the exact conditional law of
   :math:`\langle w,X\rangle` given :math:`X_i` and the exact gated mean for the periodic Ising chain with
-  integer weights (a transfer matrix over the partial sums; no sampling, no Gaussian approximation);
-* :func:`linear_deviation`, :func:`linear_crossings` — where φ lies above or below the linear
-  reference :math:`\sqrt{2/\pi}\,a` (§3.2, App. B.1);
-* :func:`evaluate_amplifier` — φ at concrete points in one compiled call (used by the two above and
-  by the tabulated amplifier of ``theory.comparison``);
-* :func:`family_root` — the parameter value at which a statistic of a family of marginals crosses a
-  target (e.g. the k of Kur(k) with zero excess kurtosis).
+  integer weights (a transfer matrix over the partial sums; no sampling, no Gaussian approximation).
+
+φ itself and its evaluation at concrete points are in ``theory.amplifier``; φ against the linear
+reference (App. B.1) is in ``theory.linearity``.
 
 Conventions: labels :math:`y\in\{0,1\}`, loss :math:`\mathcal L(w)=\mathbb E[(y-\mathrm{ReLU}\langle w,x\rangle)^2]`,
 time = steps × learning rate (so gradient descent is forward Euler of :math:`\dot w=-\nabla\mathcal L`).
@@ -29,16 +26,15 @@ Shapes: weights ``(..., n)``, batches ``(num, n)``, labels ``(num,)``. Everythin
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy.optimize import brentq
+from numpy.typing import ArrayLike
 
-from localization import _validation as v
+from localization import validation as v
 
 __all__ = [
     "GradientTerms",
@@ -54,13 +50,7 @@ __all__ = [
     "PreactivationLaw",
     "ising_preactivation_law",
     "ising_gated_mean",
-    "evaluate_amplifier",
-    "linear_deviation",
-    "linear_crossings",
-    "family_root",
 ]
-
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
 # -------------------------------------------------------------------------------------------------
@@ -112,7 +102,7 @@ def _mse_loss(w, x, y):
     return jnp.mean((y - jax.nn.relu(h)) ** 2, axis=-1)
 
 
-def mse_loss(w, x, y):
+def mse_loss(w: ArrayLike, x: ArrayLike, y: ArrayLike) -> jax.Array:
     r"""Empirical MSE of the single ReLU neuron (paper Eq. (9), model M2, no ½ factor):
 
     .. math:: \hat{\mathcal L}(w)=\frac1B\sum_{b=1}^B\bigl(y_b-\mathrm{ReLU}\langle w,x_b\rangle\bigr)^2 .
@@ -152,7 +142,7 @@ class GradientTerms(NamedTuple):
     relu: jax.Array
 
 
-def gradient_terms(w, x, y) -> GradientTerms:
+def gradient_terms(w: ArrayLike, x: ArrayLike, y: ArrayLike) -> GradientTerms:
     """The two terms of the batch gradient, :class:`GradientTerms` (shapes as :func:`mse_loss`)."""
     w = _weights(w)
     x = _batch(x, w.shape[-1])
@@ -160,7 +150,7 @@ def gradient_terms(w, x, y) -> GradientTerms:
     return GradientTerms(*_gradient_terms(w, x, y))
 
 
-def mse_gradient(w, x, y):
+def mse_gradient(w: ArrayLike, x: ArrayLike, y: ArrayLike) -> jax.Array:
     r"""Chain-rule gradient of :func:`mse_loss` (App. C.1, before taking expectations):
 
     .. math:: \nabla_w\hat{\mathcal L}=-\frac2B\sum_b\bigl(y_b-\mathrm{ReLU}\langle w,x_b\rangle\bigr)
@@ -179,7 +169,7 @@ def _gated_mean(w, x):
     return jnp.einsum("...b,bn->...n", gate, x) / x.shape[0]
 
 
-def gated_mean(w, x):
+def gated_mean(w: ArrayLike, x: ArrayLike) -> jax.Array:
     r"""Monte Carlo estimate of :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)\,X]` (App. C.2).
 
     ``w`` (..., n), ``x`` (B, n) samples of one class → (..., n). Lemma 3.1 approximates its
@@ -190,7 +180,7 @@ def gated_mean(w, x):
     return _gated_mean(w, x)
 
 
-def gaussian_gated_mean(w, sigma):
+def gaussian_gated_mean(w: ArrayLike, sigma: ArrayLike) -> jax.Array:
     r"""Exact :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)\,X]` for Gaussian :math:`X\sim\mathcal N(0,\Sigma)`:
 
     .. math:: \mathbb E[\mathbb 1(\langle w,X\rangle\ge0)X]=\frac{\Sigma w}{\sqrt{2\pi\,w^\top\Sigma w}}
@@ -212,7 +202,7 @@ def gaussian_gated_mean(w, sigma):
     return u / jnp.sqrt(2.0 * math.pi * q)
 
 
-def elliptical_gated_mean(w, sigma, mean_abs):
+def elliptical_gated_mean(w: ArrayLike, sigma: ArrayLike, mean_abs: float) -> jax.Array:
     r"""Exact :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)\,X]` for a centred elliptical law with covariance ``sigma``:
 
     .. math:: \mathbb E[\mathbb 1(\langle w,X\rangle\ge0)X]=\frac C2\,\frac{\Sigma w}{\sqrt{w^\top\Sigma w}},
@@ -248,7 +238,7 @@ class GateEstimate(NamedTuple):
     stderr: np.ndarray
 
 
-def empirical_gate_probability(w, x, i, bins=20) -> GateEstimate:
+def empirical_gate_probability(w: ArrayLike, x: ArrayLike, i: int, bins: int = 20) -> GateEstimate:
     r"""Measure :math:`P(\langle w,X\rangle\ge0\mid X_i)` from samples (the inner probability of App. C.2).
 
     Parameters
@@ -293,7 +283,7 @@ def empirical_gate_probability(w, x, i, bins=20) -> GateEstimate:
     return GateEstimate(xm, prob, count, stderr)
 
 
-def gaussian_gate_probability(w, sigma, i, x):
+def gaussian_gate_probability(w: ArrayLike, sigma: ArrayLike, i: int, x: ArrayLike) -> jax.Array:
     r"""Gaussian prediction of :math:`P(\langle w,X\rangle\ge0\mid X_i=x)` (App. C.2 under A1–A3):
 
     .. math:: \tfrac12+\tfrac12\operatorname{erf}\Bigl(\frac{x\,\langle w,\sigma_i\rangle/\Sigma_{ii}}
@@ -373,7 +363,7 @@ def _ising_law(J, w, total, i):
     return law / law.sum()
 
 
-def ising_preactivation_law(J, w, i) -> PreactivationLaw:
+def ising_preactivation_law(J: float, w: ArrayLike, i: int) -> PreactivationLaw:
     r"""Exact law of :math:`\langle w,X\rangle` given :math:`X_i=+1` for the periodic Ising chain ``data.Ising(J)``.
 
     :math:`p(x)\propto\exp(J\sum_jx_jx_{j+1})`, :math:`x_{n+1}=x_1`, :math:`J\ge0`. The weights ``w`` (n,)
@@ -393,7 +383,7 @@ def ising_preactivation_law(J, w, i) -> PreactivationLaw:
     return PreactivationLaw(np.arange(-total, total + 1, dtype=np.int64)[keep], law[keep])
 
 
-def ising_gated_mean(J, w):
+def ising_gated_mean(J: float, w: ArrayLike) -> np.ndarray:
     r"""Exact :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)\,X]` for the periodic Ising chain and integer ``w``.
 
     Entry i by the law of total expectation over :math:`X_i=\pm1` (probability ½ each), with the
@@ -410,126 +400,3 @@ def ising_gated_mean(J, w):
         law = _ising_law(J, w, total, i)
         out[i] = 0.5 * (law[s > 0].sum() - law[s < 0].sum())
     return out
-
-
-# -------------------------------------------------------------------------------------------------
-# App. B.1: phi against the linear reference
-# -------------------------------------------------------------------------------------------------
-_PAD = 1024  # quadrature rules are padded to a multiple of this many nodes before evaluation
-
-
-def _pad_quadrature(phi):
-    """The same φ with its quadrature rule padded by zero nodes of zero weight to a multiple of
-    ``_PAD`` nodes. Exact: a node at 0 adds ``erf(0) · 0 · 0 = 0`` to the sum. Amplifiers of different
-    marginals (a gain or k sweep: 650–1900 nodes) then share one compiled evaluation."""
-    if getattr(phi, "kind", None) != "quadrature" or not dataclasses.is_dataclass(phi):
-        return phi
-    nodes, weights = (np.asarray(p, dtype=np.float64) for p in phi.params)
-    extra = -nodes.size % _PAD
-    if extra == 0:
-        return phi
-    pad = np.zeros(extra)
-    return dataclasses.replace(phi, params=(jnp.asarray(np.concatenate([nodes, pad])),
-                                            jnp.asarray(np.concatenate([weights, pad]))))
-
-
-@jax.jit
-def _evaluate_core(phi, a):
-    return phi.core(a)
-
-
-def evaluate_amplifier(phi, a):
-    r"""φ(a) at concrete points ``a`` (any shape, finite, in [-1, 1]; checked) → float64 NumPy array.
-
-    The same values as ``phi(a)``, computed in one compiled call. Calling a quadrature amplifier
-    eagerly runs a chain of array operations that JAX compiles one by one for every new shape (the
-    number of quadrature nodes differs between marginals), which dominates the cost of evaluating φ
-    for many marginals. Here pytree amplifiers (``theory.Amplifier``, ``theory.CubicTaylor``,
-    ``comparison.TabulatedAmplifier``) go through one ``jit``-compiled evaluation, compiled once per
-    amplifier kind, shape of ``a`` and quadrature size (rules padded to a multiple of 1024 nodes with
-    zero-weight nodes, which is exact); other callables are called directly.
-    """
-    if not callable(phi):
-        raise TypeError(f"phi must be callable, got {type(phi).__name__}")
-    a = np.asarray(a)
-    if not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
-        raise TypeError(f"a must be a real number or array, got dtype {a.dtype}")
-    a = a.astype(np.float64)
-    if not np.all(np.isfinite(a)) or np.any(np.abs(a) > 1):
-        raise ValueError("a must be finite and lie in [-1, 1]")
-    if getattr(phi, "core", None) is None:
-        return np.asarray(phi(jnp.asarray(a)), dtype=np.float64)
-    try:
-        out = _evaluate_core(_pad_quadrature(phi), jnp.asarray(a))
-    except TypeError:  # not a pytree of arrays: evaluate directly
-        out = phi.core(jnp.asarray(a))
-    return np.asarray(out, dtype=np.float64)
-
-
-def linear_deviation(phi, a):
-    r""":math:`\varphi(a)-\sqrt{2/\pi}\,a`: positive = super-linear, negative = sub-linear (paper §3.2).
-
-    ``phi`` a vectorised callable on [-1, 1] (e.g. ``theory.amplifier(marginal)``); ``a`` any shape in
-    [-1, 1] (checked) → same shape.
-    """
-    if not callable(phi):
-        raise TypeError(f"phi must be callable, got {type(phi).__name__}")
-    a = np.asarray(v.float_array("a", np.atleast_1d(np.asarray(a, dtype=np.float64))), dtype=np.float64)
-    if not np.all(np.isfinite(a)) or np.any(np.abs(a) > 1):
-        raise ValueError("a must be finite and lie in [-1, 1]")
-    return evaluate_amplifier(phi, a) - _SQRT_2_OVER_PI * a
-
-
-def linear_crossings(phi, num=2001, tol=1e-12):
-    r"""Points :math:`a\in(0,1)` where φ crosses the linear reference :math:`\sqrt{2/\pi}\,a` (sign changes
-    of :func:`linear_deviation`).
-
-    The deviation is evaluated on ``num`` equally spaced points of :math:`(0,1)` (endpoints excluded);
-    each sign change is refined by bisection (``brentq``, absolute tolerance ``tol``). Returns a sorted
-    1-D NumPy array (empty if φ − linear keeps one sign on the grid). Since φ is odd, crossings in
-    :math:`(-1,0)` are the negatives of these.
-    """
-    if not callable(phi):
-        raise TypeError(f"phi must be callable, got {type(phi).__name__}")
-    num = v.integer("num", num, minimum=3)
-    tol = v.positive("tol", tol)
-    grid = np.linspace(0.0, 1.0, num + 2)[1:-1]
-    dev = linear_deviation(phi, grid)
-    sign = np.sign(dev)
-    roots = []
-    for k in np.nonzero(sign[:-1] * sign[1:] < 0)[0]:
-        f = lambda t: float(linear_deviation(phi, t)[0])  # noqa: E731
-        roots.append(brentq(f, grid[k], grid[k + 1], xtol=tol))
-    return np.asarray(roots, dtype=np.float64)
-
-
-def family_root(make_marginal: Callable, statistic: Callable, bracket, target: float = 0.0, tol: float = 1e-12):
-    r"""Parameter value p in ``bracket`` where ``statistic(make_marginal(p)) == target`` (Brent's method).
-
-    Example: the k of Kur(k) with zero excess kurtosis is
-    ``family_root(lambda k: data.Kur(1.0, k).marginal, lambda m: m.excess_kurtosis, (5, 7))``.
-    ``statistic(...) - target`` must change sign over the bracket (``ValueError`` otherwise).
-    """
-    if not callable(make_marginal):
-        raise TypeError(f"make_marginal must be callable, got {type(make_marginal).__name__}")
-    if not callable(statistic):
-        raise TypeError(f"statistic must be callable, got {type(statistic).__name__}")
-    if not (isinstance(bracket, (tuple, list)) and len(bracket) == 2):
-        raise ValueError(f"bracket must be a pair (low, high), got {bracket!r}")
-    lo = v.real_scalar("bracket[0]", bracket[0])
-    hi = v.real_scalar("bracket[1]", bracket[1])
-    if not lo < hi:
-        raise ValueError(f"bracket must satisfy low < high, got {bracket!r}")
-    target = v.real_scalar("target", target)
-    tol = v.positive("tol", tol)
-
-    def f(p):
-        return float(statistic(make_marginal(p))) - target
-
-    flo, fhi = f(lo), f(hi)
-    if not (math.isfinite(flo) and math.isfinite(fhi)) or flo * fhi > 0:
-        raise ValueError(
-            f"statistic - target must take finite values of opposite signs at the ends of bracket "
-            f"{bracket!r}, got {flo!r} and {fhi!r}"
-        )
-    return brentq(f, lo, hi, xtol=tol)

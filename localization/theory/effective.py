@@ -32,13 +32,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable
+from typing import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from numpy.typing import ArrayLike
 
-from localization import _validation as v
+from localization import validation as v
+from localization.theory.amplifier import PytreeAmplifier
 from localization.train import Trajectory, checkpoint_steps
 
 __all__ = [
@@ -69,18 +71,19 @@ class _Static:
 
 
 def _as_pytree_phi(phi):
-    """Amplifier/CubicTaylor (pytrees with a jit-safe ``core``) pass as they are; other callables wrap."""
+    """A :class:`PytreeAmplifier` (Amplifier, CubicTaylor, TabulatedAmplifier) passes as it is; any
+    other callable is wrapped as a leafless pytree."""
     if not callable(phi):
         raise TypeError(f"phi must be callable (e.g. localization.theory.amplifier(...)), got {type(phi).__name__}")
-    if hasattr(phi, "core") and hasattr(phi, "tree_flatten"):
+    if isinstance(phi, PytreeAmplifier):
         return phi
     return _Static(phi)
 
 
 def _eval_phi(phi, a):
-    if isinstance(phi, _Static):
-        return phi.fn(a)
-    return phi.core(a)
+    if isinstance(phi, PytreeAmplifier):
+        return phi.core(a)
+    return phi.fn(a)
 
 
 def _check_covariances(sigma0, sigma1, n=None):
@@ -130,7 +133,7 @@ def _field(w, phi, sigma0, sigma1):
 # -------------------------------------------------------------------------------------------------
 # public API
 # -------------------------------------------------------------------------------------------------
-def amplifier_argument(w, sigma1):
+def amplifier_argument(w: ArrayLike, sigma1: ArrayLike) -> jax.Array:
     r"""The argument of φ in Eq. (5): :math:`a=\Sigma_1w/\sqrt{w^\top\Sigma_1w}`, shape ``(..., n)``.
 
     Each entry lies in [-1, 1] (Cauchy–Schwarz; equality iff :math:`w\propto e_i`); rounding
@@ -143,7 +146,9 @@ def amplifier_argument(w, sigma1):
     return _amplifier_argument(jnp.asarray(w), jnp.asarray(s1))
 
 
-def effective_vector_field(w, phi, sigma0, sigma1):
+def effective_vector_field(
+    w: ArrayLike, phi: PytreeAmplifier | Callable, sigma0: ArrayLike, sigma1: ArrayLike
+) -> jax.Array:
     r"""Right-hand side of the effective flow (paper Eq. (5), τ = 1, book time convention):
 
     .. math:: \dot w=\tfrac12\bigl[\varphi(\Sigma_1w/\sqrt{w^\top\Sigma_1w})-(\Sigma_0+\Sigma_1)w\bigr].
@@ -170,7 +175,7 @@ def effective_vector_field(w, phi, sigma0, sigma1):
 _field_jit = jax.jit(_field)
 
 
-def expected_loss_gaussian(w, sigma0, sigma1):
+def expected_loss_gaussian(w: ArrayLike, sigma0: ArrayLike, sigma1: ArrayLike) -> jax.Array:
     r"""Exact MSE :math:`\mathcal L(w)=\mathbb E[(Y-\mathrm{ReLU}\langle w,X\rangle)^2]` for Gaussian classes.
 
     :math:`X\mid Y=y\sim\mathcal N(0,\Sigma_y)`, :math:`P(Y=1)=\tfrac12`:
@@ -187,7 +192,7 @@ def expected_loss_gaussian(w, sigma0, sigma1):
     return 0.5 - jnp.sqrt(q1 / (2.0 * math.pi)) + 0.25 * (q0 + q1)
 
 
-def expected_gradient_gaussian(w, sigma0, sigma1):
+def expected_gradient_gaussian(w: ArrayLike, sigma0: ArrayLike, sigma1: ArrayLike) -> jax.Array:
     r"""Exact expected gradient :math:`\nabla\mathcal L(w)` for Gaussian classes (shape ``(..., n)``):
 
     .. math:: \nabla\mathcal L=-\frac{\Sigma_1w}{\sqrt{2\pi\,w^\top\Sigma_1w}}+\tfrac12(\Sigma_0+\Sigma_1)w,
@@ -239,7 +244,18 @@ def _integrate(w0, phi, s0, s1, lr, gaps, *, method, substeps):
     return jax.vmap(single)(w0)
 
 
-def integrate_effective(w0, phi, sigma0, sigma1, *, lr, steps, checkpoints, method="euler", substeps=1):
+def integrate_effective(
+    w0: ArrayLike,
+    phi: PytreeAmplifier | Callable,
+    sigma0: ArrayLike,
+    sigma1: ArrayLike,
+    *,
+    lr: float,
+    steps: int,
+    checkpoints: int | Sequence[int],
+    method: str = "euler",
+    substeps: int = 1,
+) -> Trajectory:
     r"""Integrate the effective flow (paper Eq. (5), τ = 1) as the paper's code does: one step of size
     ``lr`` per SGD step, so ``times = steps × lr`` matches ``localization.train``.
 

@@ -13,11 +13,11 @@ participation ratio (IPR, paper App. A.3) against the excess kurtosis of the mar
   (:data:`PAPER_FIG5`) are the paper's settings, ``benchmarks/bench.py`` runs it at that scale.
 * :func:`phase_diagram` — beyond the paper: final IPR over (excess kurtosis of Kur(k)) ×
   (length-scale ratio ξ₁/ξ₀), in a single vmapped sweep. The length-scale is a static (compile-time)
-  field of the data models, so the sweep uses :class:`RootedKur`, a Kur model that carries its
+  field of the data models, so the sweep uses ``data.RootedKur``, a Kur model that carries its
   covariance's spectral amplitudes as an array leaf (same samples as ``data.Kur`` for the same key).
-* :func:`settling_step` — the first checkpoint after which an IPR curve stays within a tolerance of
-  its final value (used to choose and justify the number of SGD steps).
-* :func:`family_task` — the length-scale task of a named family at one parameter value (for widgets).
+
+The tasks come from ``data.family_task``; how long an IPR curve takes to settle is
+``metrics.settling_step``.
 
 Conventions: loss paper Eq. (9) without ½, plain SGD, time ``t = steps × lr`` (see
 :mod:`localization.train`). Simulations run in ``dtype`` (float32 by default); IPR and kurtosis
@@ -27,7 +27,6 @@ values are returned as float64 NumPy arrays.
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Sequence
 
@@ -35,14 +34,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from localization import _validation as v
-from localization import data as _data
-from localization import metrics as _metrics
-from localization import models as _models
-from localization import train as _train
-from localization._covariance import spectral_amplitudes as _spectral_amplitudes
-from localization._marginals import kur_transform as _kur_transform
-from localization.clone import GaussianClone
+from localization import data, metrics, models, train
+from localization import validation as v
 
 __all__ = [
     "Fig5Settings",
@@ -50,15 +43,11 @@ __all__ = [
     "IPRSweep",
     "Fig5Result",
     "PhaseDiagram",
-    "RootedKur",
-    "FAMILIES",
     "init_neurons",
     "ipr_sweep",
     "fig5",
     "phase_diagram",
     "fig5_table",
-    "settling_step",
-    "family_task",
 ]
 
 #: Paper Fig. 5 exponents k of Kur(k) (reference settings).
@@ -95,7 +84,7 @@ class Fig5Settings:
     checkpoints: int = 41
     balanced: bool = True
 
-    def replace(self, **changes) -> "Fig5Settings":
+    def replace(self, **changes: Any) -> "Fig5Settings":
         """A copy with some fields changed (``dataclasses.replace``)."""
         return dataclasses.replace(self, **changes)
 
@@ -175,86 +164,13 @@ class PhaseDiagram(NamedTuple):
 
 
 # -------------------------------------------------------------------------------------------------
-# a Kur model whose spectral amplitudes are an array leaf (so the length-scale can be vmapped)
-# -------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class RootedKur(_data.DataModel):
-    """Kur(k) with the latent covariance given by its spectral amplitudes (an array) instead of ξ.
-
-    ``RootedKur.of(xi, k, n)`` samples exactly what ``data.Kur(xi, k)`` samples for the same key
-    (the latent Gaussian is ``(G * amplitudes) @ Q^T`` with ``G = data._std_normal(key, (num, N))``,
-    ``Q`` the real Fourier basis and ``amplitudes`` the square roots of the covariance's eigenvalues,
-    see ``localization._covariance``; then the copula map of paper Eq. (4)). Both ``amplitudes`` and
-    ``k`` are pytree leaves, so a stack of these models with different length-scales can be trained
-    in one ``vmap`` (:func:`localization.train.train_sweep`). 1-D inputs only.
-
-    Attributes
-    ----------
-    amplitudes : (N,) non-negative spectral amplitudes (the covariance is ``Q diag(amplitudes**2) Q^T``).
-    k : Kur exponent (> 2).
-    xi : the length-scale the root was built from (NaN if unknown; used by ``covariance``).
-    All three are pytree leaves.
-    """
-
-    amplitudes: Any
-    k: Any
-    xi: Any = math.nan
-
-    @classmethod
-    def of(cls, xi, k, n: int) -> "RootedKur":
-        """The rooted version of ``data.Kur(xi, k)`` on ``n`` sites."""
-        xi = v.positive("xi", xi)
-        n = v.integer("n", n, 2)
-        _data.Kur(xi=xi, k=k)  # validates k
-        return cls(amplitudes=np.asarray(_spectral_amplitudes(xi, (n,)), dtype=np.float64), k=float(k), xi=xi)
-
-    @property
-    def lengthscale(self):
-        return self.xi
-
-    @property
-    def marginal(self):
-        return _data.Kur(xi=1.0, k=float(self.k)).marginal
-
-    def _check_shape(self, shape):
-        N = int(np.shape(self.amplitudes)[-1])
-        if shape != (N,):
-            raise ValueError(f"n must be {N} (the size of amplitudes) for RootedKur, got {shape}")
-
-    def _sample(self, key, num, shape, dtype):
-        g = _data._std_normal(key, (num, shape[0]), dtype)  # the same draws as data.Kur
-        z = _data._to_sites(g * jnp.asarray(self.amplitudes, dtype), shape)
-        return _kur_transform(z, jnp.asarray(self.k, dtype))
-
-    def _covariance(self, shape):
-        xi = float(self.xi)
-        if not math.isfinite(xi):
-            raise ValueError("covariance needs the length-scale xi of a RootedKur built with RootedKur.of")
-        return _data.Kur(xi=xi, k=float(self.k)).covariance(shape[0])
-
-
-jax.tree_util.register_pytree_node(
-    RootedKur,
-    lambda m: ((m.amplitudes, m.k, m.xi), None),
-    lambda _, ch: _unflatten_rooted(ch),
-)
-
-
-def _unflatten_rooted(children):
-    obj = object.__new__(RootedKur)
-    for name, value in zip(("amplitudes", "k", "xi"), children):
-        object.__setattr__(obj, name, value)
-    return obj
-
-
-# -------------------------------------------------------------------------------------------------
 # helpers
 # -------------------------------------------------------------------------------------------------
-def init_neurons(key, inits: int, n: int, init_scale: float = 1e-3, dtype=jnp.float32):
+def init_neurons(key: jax.Array, inits: int, n: int, init_scale: float = 1e-3, dtype: Any = jnp.float32) -> jax.Array:
     """(inits, n) initial weights of M2: Xavier-normal × sqrt(init_scale) (paper reference settings)."""
     inits = v.integer("inits", inits, 1)
     n = v.integer("n", n, 2)
-    return _models.init_weights(key, n, init_scale, num=inits, dtype=dtype)
+    return models.init_weights(key, n, init_scale, num=inits, dtype=dtype)
 
 
 def _excess_kurtosis(task) -> float:
@@ -262,7 +178,7 @@ def _excess_kurtosis(task) -> float:
 
 
 def ipr_sweep(
-    key,
+    key: jax.Array,
     tasks: Sequence[Any],
     *,
     params: Sequence[float] | None = None,
@@ -272,9 +188,9 @@ def ipr_sweep(
     lr: float = 0.1,
     batch: int = 5000,
     steps: int = 10_000,
-    checkpoints=41,
+    checkpoints: int | Sequence[int] = 41,
     balanced: bool = True,
-    dtype=jnp.float32,
+    dtype: Any = jnp.float32,
     keep_weights: bool = False,
 ) -> IPRSweep:
     """Train M2 (paper model M2, ReLU neuron without bias) on every task at once and record its IPR.
@@ -315,12 +231,12 @@ def ipr_sweep(
     w0 = init_neurons(k_init, inits, n, init_scale, dtype)
     kw = dict(lr=lr, batch=batch, steps=steps, checkpoints=checkpoints, n=n, balanced=balanced, dtype=dtype)
     if P == 1:  # also serves tasks without array leaves (e.g. Gaussian clones); same data stream
-        traj = _train.train_online(k_data, tasks[0], w0, **kw)
+        traj = train.train_online(k_data, tasks[0], w0, **kw)
         w = np.asarray(traj.weights, dtype=np.float64)[None]
     else:
-        traj = _train.train_sweep(k_data, list(tasks), w0, **kw)
+        traj = train.train_sweep(k_data, list(tasks), w0, **kw)
         w = np.asarray(traj.weights, dtype=np.float64)  # (P, I, C, N)
-    ipr = np.asarray(_metrics.ipr(w), dtype=np.float64)
+    ipr = np.asarray(metrics.ipr(w), dtype=np.float64)
     exk = np.array([_excess_kurtosis(t) for t in tasks], dtype=np.float64)
     return IPRSweep(
         params=par, excess_kurtosis=exk, times=np.asarray(traj.times), steps=np.asarray(traj.steps),
@@ -328,7 +244,7 @@ def ipr_sweep(
     )
 
 
-def fig5(key, settings: Fig5Settings = PAPER_FIG5, *, dtype=jnp.float32) -> Fig5Result:
+def fig5(key: jax.Array, settings: Fig5Settings = PAPER_FIG5, *, dtype: Any = jnp.float32) -> Fig5Result:
     """Paper Fig. 5: IPR of M2 vs the exact excess kurtosis for NLGP(g) and Kur(k).
 
     One vectorised :func:`ipr_sweep` per family (the families have different pytree structures),
@@ -348,8 +264,8 @@ def fig5(key, settings: Fig5Settings = PAPER_FIG5, *, dtype=jnp.float32) -> Fig5
         batch=settings.batch, steps=settings.steps, checkpoints=settings.checkpoints,
         balanced=settings.balanced, dtype=dtype,
     )
-    nlgp_tasks = [_data.LengthscaleTask.of(_data.NLGP, xi=(xi0, xi1), gain=float(g)) for g in settings.gains]
-    kur_tasks = [_data.LengthscaleTask.of(_data.Kur, xi=(xi0, xi1), k=float(k)) for k in settings.ks]
+    nlgp_tasks = [data.family_task("NLGP", float(g), xi=(xi0, xi1)) for g in settings.gains]
+    kur_tasks = [data.family_task("Kur", float(k), xi=(xi0, xi1)) for k in settings.ks]
     nlgp = ipr_sweep(key, nlgp_tasks, params=settings.gains, **common)
     kur = ipr_sweep(key, kur_tasks, params=settings.ks, **common)
     return Fig5Result(nlgp=nlgp, kur=kur, settings=settings)
@@ -370,7 +286,7 @@ def fig5_table(result: Fig5Result) -> list[dict]:
 
 
 def phase_diagram(
-    key,
+    key: jax.Array,
     ks: Sequence[float],
     ratios: Sequence[float],
     *,
@@ -381,14 +297,14 @@ def phase_diagram(
     lr: float = 0.1,
     batch: int = 1000,
     steps: int = 3000,
-    checkpoints=11,
+    checkpoints: int | Sequence[int] = 11,
     balanced: bool = True,
-    dtype=jnp.float32,
+    dtype: Any = jnp.float32,
 ) -> PhaseDiagram:
     """Final IPR of M2 over Kur(k) exponents × length-scale ratios ξ₁/ξ₀, in one vmapped sweep.
 
     Every (ratio, k) pair is one task ``Kur(ξ₀, k)`` vs ``Kur(ratio·ξ₀, k)``; all R·K tasks are stacked
-    (:class:`RootedKur` carries the covariance's spectral amplitudes as an array) and trained with a single
+    (``data.RootedKur`` carries the covariance's spectral amplitudes as an array) and trained with a single
     :func:`localization.train.train_sweep` call.
 
     Returns
@@ -406,7 +322,9 @@ def phase_diagram(
     xi0 = v.positive("xi0", xi0)
     n = v.integer("n", n, 2)
     tasks = [
-        _data.LengthscaleTask(RootedKur.of(xi0, k, n), RootedKur.of(r * xi0, k, n)) for r in ratios for k in ks
+        data.LengthscaleTask(data.RootedKur.of(xi0, k, n), data.RootedKur.of(r * xi0, k, n))
+        for r in ratios
+        for k in ks
     ]
     sweep = ipr_sweep(
         key, tasks, n=n, inits=inits, init_scale=init_scale, lr=lr, batch=batch, steps=steps,
@@ -417,50 +335,4 @@ def phase_diagram(
     return PhaseDiagram(
         ks=np.asarray(ks), excess_kurtosis=sweep.excess_kurtosis[:K].copy(), ratios=np.asarray(ratios),
         xi0=xi0, ipr=path[..., -1], times=sweep.times, ipr_path=path,
-    )
-
-
-def settling_step(curve, tol: float) -> int:
-    """Index of the first checkpoint from which ``curve`` (C,) stays within ``tol`` of its last value.
-
-    Returns ``C - 1`` when only the last point qualifies (not settled before the end).
-    """
-    curve = np.asarray(v.float_array("curve", curve, ndim_min=1), dtype=np.float64)
-    if curve.ndim != 1:
-        raise ValueError(f"curve must be 1-D, got shape {curve.shape}")
-    tol = v.positive("tol", tol)
-    outside = np.abs(curve - curve[-1]) > tol
-    idx = np.nonzero(outside)[0]
-    return 0 if idx.size == 0 else int(idx[-1] + 1)
-
-
-#: Families offered by :func:`family_task` (parameter meaning in brackets).
-FAMILIES = {
-    "NLGP": "gain g",
-    "Kur": "exponent k",
-    "Ising": "coupling J1 (J0 = 0.3)",
-    "Gaussian clone of NLGP": "gain g of the cloned NLGP",
-}
-
-
-def family_task(family: str, param: float, xi=(1.0, 3.0)):
-    """The length-scale task of ``family`` at parameter ``param`` (see :data:`FAMILIES`).
-
-    NLGP(g) and Kur(k) use length-scales ``xi``; Ising uses couplings (0.3, ``param``); the Gaussian
-    clone copies the exact covariances of NLGP(ξ_y, g) with Gaussian marginals.
-    """
-    if family not in FAMILIES:
-        raise ValueError(f"family must be one of {tuple(FAMILIES)}, got {family!r}")
-    param = v.real_scalar("param", param)
-    xi0, xi1 = xi
-    if family == "NLGP":
-        return _data.LengthscaleTask.of(_data.NLGP, xi=(xi0, xi1), gain=param)
-    if family == "Kur":
-        return _data.LengthscaleTask.of(_data.Kur, xi=(xi0, xi1), k=param)
-    if family == "Ising":
-        if not param > 0.3:
-            raise ValueError(f"param (J1) must be > J0 = 0.3 for Ising, got {param}")
-        return _data.LengthscaleTask.of(_data.Ising, J=(0.3, param))
-    return _data.LengthscaleTask(
-        GaussianClone(_data.NLGP(xi=xi0, gain=param)), GaussianClone(_data.NLGP(xi=xi1, gain=param))
     )

@@ -1,0 +1,252 @@
+r"""Comparing the effective flow (paper Eq. (5)) with simulated SGD (paper §4.2, Figs. 3 and 8).
+
+The chapter *Effective dynamics vs simulation* asks three questions of the early-time flow
+:math:`\dot w=\tfrac12[\varphi(\Sigma_1w/\sqrt{w^\top\Sigma_1w})-(\Sigma_0+\Sigma_1)w]`:
+does it follow SGD from the same initialisation, when does it stop following it (as A3 fails),
+and does it put the receptive-field peak where SGD puts it. This module runs the experiments that
+answer them:
+
+* :func:`compare_flow_and_sgd` — SGD (``localization.train.train_online``) and the flow with exact
+  and with cubic-Taylor φ (``theory.integrate_effective``) from the same initialisations, on the same
+  time grid ``times = steps × lr``;
+* :func:`flow_sweep` — the flow for every task of a parameter sweep (the counterpart of
+  ``train.train_sweep``);
+* :func:`monte_carlo_drift` — the expected SGD drift at one weight vector by Monte Carlo, to check
+  the flow's vector field.
+
+The measurements on the results (shape distance, peak agreement, crossing times) are in
+``localization.metrics``; the tabulated φ in ``localization.theory.tabulated``.
+
+Time convention: :math:`t=\text{steps}\times\text{lr}` throughout (see ``theory.effective``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from numpy.typing import ArrayLike
+
+from localization import models, theory, train
+from localization import validation as v
+from localization.prng import splitmix_key
+
+__all__ = [
+    "Comparison",
+    "compare_flow_and_sgd",
+    "flow_sweep",
+    "MonteCarloDrift",
+    "monte_carlo_drift",
+]
+
+
+# -------------------------------------------------------------------------------------------------
+# the experiment: SGD and the effective flow from the same initialisations
+# -------------------------------------------------------------------------------------------------
+class Comparison(NamedTuple):
+    """SGD and effective-flow trajectories from the same initialisations, on the same checkpoints.
+
+    ``sgd``, ``flow`` (exact φ) and ``taylor`` (cubic-Taylor φ, or None) are ``train.Trajectory``
+    objects with identical ``times`` (C,) and ``steps`` (C,) and weights (..., C, n); the SGD weights
+    are in the simulation dtype, the flows in float64. ``sigma0``, ``sigma1`` are the exact class
+    covariances (n, n) used by the flows.
+    """
+
+    sgd: train.Trajectory
+    flow: train.Trajectory | None
+    taylor: train.Trajectory | None
+    sigma0: np.ndarray
+    sigma1: np.ndarray
+
+
+def _flows(w0, task, n, *, lr, steps, checkpoints, taylor, exact=True, table=4097):
+    sigma0, sigma1 = (np.asarray(s, dtype=np.float64) for s in task.covariances(n))
+    marginal = task.model1.marginal
+    flow = tay = None
+    if exact:
+        phi = theory.amplifier(marginal)
+        if table is not None:
+            phi = theory.tabulate_amplifier(phi, table)
+        flow = theory.integrate_effective(w0, phi, sigma0, sigma1, lr=lr, steps=steps,
+                                          checkpoints=checkpoints)
+    if taylor:
+        tay = theory.integrate_effective(w0, theory.amplifier_taylor(marginal), sigma0, sigma1, lr=lr,
+                                         steps=steps, checkpoints=checkpoints)
+    return flow, tay, sigma0, sigma1
+
+
+def compare_flow_and_sgd(
+    key: jax.Array,
+    task: Any,
+    w0: ArrayLike,
+    *,
+    lr: float,
+    batch: int,
+    steps: int,
+    checkpoints: int | Sequence[int] = 101,
+    n: int | None = None,
+    taylor: bool = True,
+    dtype: Any = None,
+    balanced: bool = False,
+    table: int | None = 4097,
+) -> Comparison:
+    r"""Online SGD and the effective flow (paper Eq. (5)) from the same initial weights.
+
+    SGD is ``train.train_online(key, task, w0, ...)`` (all initialisations — the leading axes of
+    ``w0`` — on one shared data stream); the flow is ``theory.integrate_effective`` with φ =
+    ``theory.amplifier(task.model1.marginal)`` (paper Eq. (6)) and, if ``taylor``, with the cubic
+    Taylor φ (``theory.amplifier_taylor``), forward Euler with step ``lr`` (one flow step per SGD
+    step), Σ₀, Σ₁ = ``task.covariances(n)`` (exact). All three share ``times = steps × lr``.
+
+    Parameters
+    ----------
+    key : JAX PRNG key for the SGD data stream.
+    task : a ``data.LengthscaleTask`` (needs ``sample``, ``covariances(n)`` and ``model1.marginal``).
+    w0 : (..., n) initial weights (float64 recommended; SGD casts them to ``dtype``).
+    lr, batch, steps, checkpoints, balanced : as in ``train.train_online``.
+    n : int input size (default: ``w0``'s last axis).
+    taylor : also integrate the cubic-Taylor flow (needs a finite fourth moment of the marginal).
+    dtype : SGD dtype (default jnp.float32); the flows are always float64.
+    table : the exact φ is evaluated from a ``theory.TabulatedAmplifier`` with this many points
+        (default 4097, interpolation error < 1e-6); ``None`` evaluates the quadrature directly.
+
+    Returns
+    -------
+    :class:`Comparison`.
+    """
+    w0 = np.asarray(v.float_array("w0", w0), dtype=np.float64)
+    if n is None:
+        n = int(w0.shape[-1])
+    n = v.integer("n", n, minimum=2)
+    if w0.shape[-1] != n:
+        raise ValueError(f"w0 must have last axis of length n = {n}, got shape {w0.shape}")
+    if not isinstance(taylor, bool):
+        raise TypeError(f"taylor must be a bool, got {taylor!r}")
+    for name in ("covariances", "sample"):
+        if not callable(getattr(task, name, None)):
+            raise TypeError(f"task must have a {name} method (a data.LengthscaleTask), got {type(task).__name__}")
+    dtype = jnp.float32 if dtype is None else dtype
+    sgd = train.train_online(key, task, w0, lr=lr, batch=batch, steps=steps, checkpoints=checkpoints, n=n,
+                             dtype=dtype, balanced=balanced)
+    table = _check_table(table)
+    flow, tay, s0, s1 = _flows(w0, task, n, lr=lr, steps=steps, checkpoints=checkpoints, taylor=taylor,
+                               table=table)
+    return Comparison(sgd, flow, tay, s0, s1)
+
+
+def _check_table(table):
+    if table is None:
+        return None
+    table = v.integer("table", table, minimum=3)
+    if table % 2 == 0:
+        raise ValueError(f"table must be odd (so that a = 0 is a grid point), got {table}")
+    return table
+
+
+def flow_sweep(
+    tasks: Sequence[Any],
+    w0: ArrayLike,
+    *,
+    lr: float,
+    steps: int,
+    checkpoints: int | Sequence[int] = 101,
+    n: int | None = None,
+    taylor: bool = False,
+    table: int | None = 4097,
+) -> train.Trajectory:
+    r"""The effective flow (exact φ) for each task of a parameter sweep, from the same ``w0``.
+
+    The counterpart of ``train.train_sweep`` for the theory: for each task (e.g. NLGP at a grid of
+    gains) φ and Σ₀, Σ₁ change, the initialisation does not. The compiled integrator is reused
+    across tasks (same shapes). Returns a ``train.Trajectory`` with weights (P, ..., C, n), P =
+    ``len(tasks)``; ``taylor=True`` uses the cubic-Taylor φ instead. ``table`` as in
+    :func:`compare_flow_and_sgd`.
+    """
+    if isinstance(tasks, (str, bytes)) or not hasattr(tasks, "__len__") or len(tasks) == 0:
+        raise TypeError(f"tasks must be a non-empty sequence of tasks, got {tasks!r}")
+    if not isinstance(taylor, bool):
+        raise TypeError(f"taylor must be a bool, got {taylor!r}")
+    table = _check_table(table)
+    w0 = np.asarray(v.float_array("w0", w0), dtype=np.float64)
+    if n is None:
+        n = int(w0.shape[-1])
+    n = v.integer("n", n, minimum=2)
+    runs = []
+    for task in tasks:
+        flow, tay, _, _ = _flows(w0, task, n, lr=lr, steps=steps, checkpoints=checkpoints, taylor=taylor,
+                                 exact=not taylor, table=table)
+        runs.append(tay if taylor else flow)
+    weights = jnp.stack([r.weights for r in runs])
+    return train.Trajectory(times=runs[0].times, steps=runs[0].steps, weights=weights, loss=None)
+
+
+# -------------------------------------------------------------------------------------------------
+# the SGD drift by Monte Carlo (to check the vector field)
+# -------------------------------------------------------------------------------------------------
+class MonteCarloDrift(NamedTuple):
+    """Monte Carlo estimate of the expected SGD drift :math:`-\\nabla\\mathcal L(w)` with its standard error."""
+
+    mean: np.ndarray  # (n,) float64
+    stderr: np.ndarray  # (n,) float64, standard error of each entry (from the spread over chunks)
+    num: int  # total number of examples used
+
+
+def monte_carlo_drift(
+    key: jax.Array, task: Any, w: ArrayLike, *, num: int, chunks: int = 16, n: int | None = None
+) -> MonteCarloDrift:
+    r"""Estimate :math:`-\nabla\mathcal L(w)` — the drift of SGD per unit time — from ``num`` examples.
+
+    The examples are drawn from ``task`` in ``chunks`` independent batches of ``num // chunks``
+    (keys ``fold_in(key, c)``, float64, SplitMix64 random bits as in ``train_online``'s default); on
+    each batch the gradient of the batch loss (as ``train.mse``: paper Eq. (9), no ½) is taken by
+    autodiff — exactly the gradient an SGD step with that batch uses — and the chunk gradients are
+    averaged. The standard error of each entry is
+    the spread over chunks divided by :math:`\sqrt{\text{chunks}}`. ``w`` has shape ``(n,)``.
+    """
+    key = v.key("key", key)
+    num = v.integer("num", num, minimum=4)
+    chunks = v.integer("chunks", chunks, minimum=2)
+    if num < 2 * chunks:
+        raise ValueError(f"num must be at least 2 * chunks = {2 * chunks}, got {num}")
+    w = np.asarray(v.float_array("w", w), dtype=np.float64)
+    if w.ndim != 1:
+        raise ValueError(f"w must be a single weight vector of shape (n,), got shape {w.shape}")
+    if n is None:
+        n = int(w.shape[0])
+    n = v.integer("n", n, minimum=2)
+    if w.shape[0] != n:
+        raise ValueError(f"w must have length n = {n}, got shape {w.shape}")
+    if not callable(getattr(task, "sample", None)):
+        raise TypeError(f"task must have a sample method (a data.LengthscaleTask), got {type(task).__name__}")
+    m = num // chunks
+    key = splitmix_key(key)  # the same fast bit generator as train_online's default (prng="splitmix")
+    g = np.asarray(_drift_chunks(key, task, jnp.asarray(w), m=m, chunks=chunks, n=n))
+    return MonteCarloDrift(g.mean(0), g.std(0, ddof=1) / math.sqrt(chunks), m * chunks)
+
+
+def _drift_chunks(key, task, w, *, m, chunks, n):
+    """(chunks, n) negative batch gradients of the MSE, one per independent batch of m examples.
+
+    The task is closed over (compiled once per call; the chapter calls this once per task). Only
+    public library functions are used: ``task.sample`` and ``models.relu_neuron`` (paper M2), with
+    the batch loss of paper Eq. (9) (mean squared error, no ½) — the loss ``train`` differentiates.
+    """
+
+    def loss(u, x, y):
+        r = y - models.relu_neuron(u, x)
+        return jnp.mean(r * r)
+
+    @jax.jit
+    def run(k, u):
+        def one(c):
+            x, y = task.sample(jax.random.fold_in(k, c), m, n, jnp.float64)
+            x = jnp.asarray(x, jnp.float64)
+            y = jnp.asarray(y, jnp.float64)
+            return -jax.grad(loss)(u, x, y)
+
+        return jax.lax.map(one, jnp.arange(chunks))
+
+    return run(key, w)
