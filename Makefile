@@ -27,7 +27,7 @@ LOCALIZATION_SEED ?= 0
 export LOCALIZATION_SEED
 CHECK_SEED ?= 1
 
-.PHONY: help env book test test-unit test-notebooks test-site lab serve references bench lock clean offline-assets browser
+.PHONY: help env book test lint test-unit test-notebooks test-site lab serve references bench lock clean offline-assets browser
 
 help:
 	@echo "make book   - set up (if needed), execute every chapter, write the site to _build/html"
@@ -36,6 +36,7 @@ help:
 	@echo "make serve  - serve _build/html on http://127.0.0.1:8000"
 	@echo "make references - re-execute chapters into tests/references/*.ipynb (review the diff before committing)"
 	@echo "make bench  - library speed benchmarks"
+	@echo "make lint   - ruff check and ruff format --check (run first by make test)"
 
 # --- environment -------------------------------------------------------------------------------
 env: $(STAMP) $(VENDOR)
@@ -77,10 +78,15 @@ book: env
 # nbval (second seed) and the book build (seed 0) execute the chapters side by side.
 XDIST := -n 2
 
-test: env browser
+test: env lint browser
 	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/test_site.py $(XDIST)
 	$(MAKE) --no-print-directory -j2 test-notebooks book
 	$(PY) -m pytest tests/test_site.py -q -p no:cacheprovider
+
+# Lint (pyflakes, pycodestyle, import order, bugbear, pyupgrade) and formatting, configured in pyproject.toml.
+lint: env
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 # nbval with the second seed: every check passes for it, and every compared output (recorded with
 # seed 0) must come out the same, so no compared text can depend on sampling or SGD.
