@@ -74,9 +74,12 @@ def section_a(peak: float, variants, repeat: int = 1):
         sample_flops = 2 * B * L * L
         for I in (1, 30):
             w = w0[0] if I == 1 else w0
-            run = lambda: train.train_online(  # noqa: E731
-                jax.random.key(0), task, w, lr=lr, batch=B, steps=S, checkpoints=21, prng=prng, balanced=balanced
-            ).weights
+
+            def run(w=w, prng=prng, balanced=balanced):
+                return train.train_online(
+                    jax.random.key(0), task, w, lr=lr, batch=B, steps=S, checkpoints=21, prng=prng, balanced=balanced
+                ).weights
+
             firsts = []
             for _ in range(repeat):  # each repetition compiles again (caches cleared)
                 jax.clear_caches()
@@ -84,15 +87,18 @@ def section_a(peak: float, variants, repeat: int = 1):
                 firsts.append(wall)
             _, wall2, cpu2 = _timed(run)  # cached executable: pure run time
             if repeat > 1:
-                print(f"  inits={I:2d}: {repeat} runs incl. compile: min {min(firsts):.2f} s, median "
-                      f"{float(np.median(firsts)):.2f} s, max {max(firsts):.2f} s")
+                print(
+                    f"  inits={I:2d}: {repeat} runs incl. compile: min {min(firsts):.2f} s, median "
+                    f"{float(np.median(firsts)):.2f} s, max {max(firsts):.2f} s"
+                )
             model_flops = 4 * B * L * I * S
             total = model_flops + sample_flops * S
             print(
                 f"  prng={prng:8s} balanced={str(balanced):5s} inits={I:2d}: wall {wall:6.2f} s incl. compile "
                 f"(cpu {cpu:5.2f} s); rerun {wall2:5.2f} s (cpu {cpu2:5.2f}); "
                 f"{B * S / wall2 / 1e6:5.2f} M examples*steps/s; "
-                f"model FLOPs {model_flops / wall2 / 1e9:5.2f} GFLOP/s = {100 * model_flops / wall2 / 1e9 / peak:4.1f} % "
+                f"model FLOPs {model_flops / wall2 / 1e9:5.2f} GFLOP/s = "
+                f"{100 * model_flops / wall2 / 1e9 / peak:4.1f} % "
                 f"of matmul peak (incl. sampling matmuls {100 * total / wall2 / 1e9 / peak:4.1f} %)",
                 flush=True,
             )
@@ -108,14 +114,14 @@ def section_b():
             key = splitmix_key(key) if prng == "splitmix" else key
 
             @jax.jit
-            def many(key):
+            def many(key, m=m):
                 def body(c, t):
                     return c + jnp.sum(m.sample(jax.random.fold_in(key, t), num, 40, jnp.float32)), None
 
                 return jax.lax.scan(body, jnp.zeros((), jnp.float32), jnp.arange(reps))[0]
 
             jax.block_until_ready(many(key))
-            _, wall, cpu = _timed(lambda: many(key))
+            _, wall, cpu = _timed(lambda key=key: many(key))
             print(f"  J={J}: prng={prng:8s} {num * reps / wall / 1e6:6.2f} M samples/s (cpu {cpu / wall:4.2f} of wall)")
 
 
@@ -127,8 +133,10 @@ def section_c(steps: int, every: int, tol: float, record: str | None = None):
     if steps % every:
         raise SystemExit(f"--fig5-steps ({steps}) must be a multiple of --fig5-every ({every})")
     settings = experiments.PAPER_FIG5.replace(steps=steps, checkpoints=steps // every + 1)
-    print(f"\n(c) Fig. 5 at paper scale: experiments.fig5 with PAPER_FIG5, {steps} steps: 2 families x 10 values x "
-          f"{settings.inits} inits, K=1, lr {settings.lr}, batch {settings.batch}, balanced={settings.balanced}")
+    print(
+        f"\n(c) Fig. 5 at paper scale: experiments.fig5 with PAPER_FIG5, {steps} steps: 2 families x 10 values x "
+        f"{settings.inits} inits, K=1, lr {settings.lr}, batch {settings.batch}, balanced={settings.balanced}"
+    )
     jax.clear_caches()
     result, wall, cpu = _timed(lambda: experiments.fig5(jax.random.key(FIG5_KEY), settings))
     print(f"  wall {wall:6.1f} s incl. compile for both families (cpu {cpu:6.1f} s)")
@@ -162,9 +170,18 @@ def section_c(steps: int, every: int, tol: float, record: str | None = None):
             "wall_seconds": round(wall, 1),  # both families, compilation included
             "cpu_count": os.cpu_count(),
             "settings": {
-                "n": st["n"], "xi": list(st["xi"]), "lr": st["lr"], "batch": st["batch"], "steps": steps,
-                "inits": st["inits"], "final_step": int(ck[-1]), "init_scale": st["init_scale"],
-                "balanced": st["balanced"], "checkpoint_every": every, "tol": tol, "key": FIG5_KEY,
+                "n": st["n"],
+                "xi": list(st["xi"]),
+                "lr": st["lr"],
+                "batch": st["batch"],
+                "steps": steps,
+                "inits": st["inits"],
+                "final_step": int(ck[-1]),
+                "init_scale": st["init_scale"],
+                "balanced": st["balanced"],
+                "checkpoint_every": every,
+                "tol": tol,
+                "key": FIG5_KEY,
             },
             "families": families,
         }
@@ -233,12 +250,18 @@ def main():
     p.add_argument("--only", choices=["a", "b", "c"], default=None)
     p.add_argument("--investigate", action="store_true")
     p.add_argument("--all-variants", action="store_true", help="(a) also with threefry bits and balanced labels")
-    p.add_argument("--repeat", type=int, default=1, help="(a) repeat each compile-included run and print min/median/max")
+    p.add_argument(
+        "--repeat", type=int, default=1, help="(a) repeat each compile-included run and print min/median/max"
+    )
     p.add_argument("--fig5-steps", type=int, default=2000)
     p.add_argument("--fig5-every", type=int, default=250)
     p.add_argument("--fig5-tol", type=float, default=0.02)
-    p.add_argument("--fig5-record", metavar="PATH", default=None,
-                   help="(c) also write its results (final mean IPR, exact excess kurtosis, settling step) to PATH as JSON")
+    p.add_argument(
+        "--fig5-record",
+        metavar="PATH",
+        default=None,
+        help="(c) also write its results (final mean IPR, exact excess kurtosis, settling step) to PATH as JSON",
+    )
     args = p.parse_args()
     if args.fig5_record is not None and args.only not in (None, "c"):
         p.error("--fig5-record records section c: use it with --only c (or without --only)")

@@ -92,7 +92,9 @@ def _check_x(x, n_in: int):
     if x.ndim != 2:
         raise ValueError(f"x must be a (num, N) batch, got shape {tuple(x.shape)}")
     if x.shape[-1] != n_in:
-        raise ValueError(f"x must have last axis of length N = {n_in} (the weights' input size), got shape {tuple(x.shape)}")
+        raise ValueError(
+            f"x must have last axis of length N = {n_in} (the weights' input size), got shape {tuple(x.shape)}"
+        )
     return x
 
 
@@ -164,7 +166,9 @@ def two_layer(params: Params, x, activation: str = "relu"):
     if not isinstance(params, Params):
         raise TypeError(f"params must be a localization.models.Params, got {type(params).__name__}")
     if params.a is None:
-        raise ValueError("params.a (readout weights, shape (K,)) is required by two_layer; use committee() for a fixed readout")
+        raise ValueError(
+            "params.a (readout weights, shape (K,)) is required by two_layer; use committee() for a fixed readout"
+        )
     hid = _hidden(params.w, x, activation, params.b)
     a = v.float_array("a", params.a, ndim_min=1)
     if a.shape != (hid.shape[-1],):
@@ -242,8 +246,15 @@ def _scaled_normal(key, std, shape, dtype):
 
 
 def init_params(
-    key, K: int, N: int, init_scale: float = 0.1, *, model: str = "committee", bias: bool = False,
-    num: int | None = None, dtype=jnp.float64,
+    key,
+    K: int,
+    N: int,
+    init_scale: float = 0.1,
+    *,
+    model: str = "committee",
+    bias: bool = False,
+    num: int | None = None,
+    dtype=jnp.float64,
 ) -> Params:
     """Initial :class:`Params` for ``model`` "committee" (w, optional b) or "two_layer" (w, a, optional b, c).
 

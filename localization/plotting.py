@@ -119,7 +119,9 @@ def _weights_and_times(traj_or_weights, times, index, unit):
         try:
             w = w[idx]
         except (IndexError, TypeError):
-            raise ValueError(f"index {index!r} does not select an initialisation of weights with shape {w.shape}") from None
+            raise ValueError(
+                f"index {index!r} does not select an initialisation of weights with shape {w.shape}"
+            ) from None
     if w.ndim != 2:
         raise ValueError(
             f"weights must be (C, N) for one initialisation, got shape {w.shape}; pass index=... to select one"
@@ -282,9 +284,17 @@ def plot_marginal(
     artists = []
     if samples is not None:
         s = np.asarray(v.float_array("samples", samples, ndim_min=1), dtype=np.float64).ravel()
-        artists.append(ax.hist(s, bins=bins, range=xlim, density=not getattr(marginal, "is_discrete", False),
-                               weights=np.full(s.size, 1.0 / s.size) if getattr(marginal, "is_discrete", False) else None,
-                               color="0.8", edgecolor="none")[2])
+        artists.append(
+            ax.hist(
+                s,
+                bins=bins,
+                range=xlim,
+                density=not getattr(marginal, "is_discrete", False),
+                weights=np.full(s.size, 1.0 / s.size) if getattr(marginal, "is_discrete", False) else None,
+                color="0.8",
+                edgecolor="none",
+            )[2]
+        )
     if getattr(marginal, "is_discrete", False):
         keep = weights > 0
         artists.append(ax.vlines(nodes[keep], 0.0, weights[keep], color=color, lw=2, label=label))

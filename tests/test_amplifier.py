@@ -73,8 +73,10 @@ def test_taylor_coefficients_sympy(sym):
 def test_gaussian_closed_form_sympy():
     s, c, z = sp.symbols("sigma c z", positive=True)
     zz = sp.symbols("zz", real=True)
-    G = sp.integrate(zz * sp.erf(c * zz / sp.sqrt(2)) * sp.exp(-(zz**2) / (2 * s**2)) / sp.sqrt(2 * sp.pi * s**2),
-                     (zz, -sp.oo, sp.oo))
+    G = sp.integrate(
+        zz * sp.erf(c * zz / sp.sqrt(2)) * sp.exp(-(zz**2) / (2 * s**2)) / sp.sqrt(2 * sp.pi * s**2),
+        (zz, -sp.oo, sp.oo),
+    )
     assert sp.simplify(G - sp.sqrt(2 / sp.pi) * s**2 * c / sp.sqrt(1 + c**2 * s**2)) == 0
 
 
@@ -150,8 +152,11 @@ def test_quadrature_matches_adaptive_reference():
     g = 1.1
     zn = float(data.nlgp_normaliser(g))
     c = 0.8 / math.sqrt(1 - 0.64)
-    f = lambda z: (special.erf(g * z) / zn) * special.erf(c * special.erf(g * z) / zn / math.sqrt(2)) * math.exp(
-        -z * z / 2) / math.sqrt(2 * math.pi)
+
+    def f(z):
+        x = special.erf(g * z) / zn
+        return x * special.erf(c * x / math.sqrt(2)) * math.exp(-z * z / 2) / math.sqrt(2 * math.pi)
+
     ref = 2 * integrate.quad(f, 0, 40, epsabs=1e-15, epsrel=1e-13, limit=200)[0]
     assert float(amplifier(data.NLGP(1.0, g).marginal)(0.8)) == pytest.approx(ref, abs=1e-12)
 
@@ -299,8 +304,12 @@ def test_evaluate_amplifier_equals_phi_and_pads_exactly():
     # zero nodes of zero weight change nothing; rules of different sizes share one padded size
     grid = np.linspace(-1, 1, 257)
     sizes = set()
-    for m in (data.NLGP(0.7, 0.1).marginal, data.NLGP(0.7, 3.0).marginal, data.Kur(0.7, 5.0).marginal,
-              data.Kur(0.7, 20.0).marginal):
+    for m in (
+        data.NLGP(0.7, 0.1).marginal,
+        data.NLGP(0.7, 3.0).marginal,
+        data.Kur(0.7, 5.0).marginal,
+        data.Kur(0.7, 20.0).marginal,
+    ):
         phi = amplifier(m)
         padded = amp._pad_quadrature(phi)
         n_phi, n_pad = phi.params[0].shape[0], padded.params[0].shape[0]

@@ -8,7 +8,6 @@ import pytest
 from localization import data, metrics, models, theory
 from localization.experiments import comparison as cmp
 
-
 # -------------------------------------------------------------------------------------------------
 # monte_carlo_drift, compare_flow_and_sgd, flow_sweep
 # -------------------------------------------------------------------------------------------------
@@ -54,8 +53,9 @@ def test_compare_flow_and_sgd_gaussian_large_batch(gaussian_task):
     # Gaussian data: Eq. (5) with phi(a) = sqrt(2/pi) a is the exact mean flow, so large-batch SGD
     # follows it closely; times agree; the Taylor flow equals the exact one (phi is linear).
     w0 = models.init_weights(jax.random.key(2), N, num=2)
-    c = cmp.compare_flow_and_sgd(jax.random.key(3), gaussian_task, w0, lr=0.05, batch=2048, steps=60,
-                                 checkpoints=5, dtype=jnp.float64)
+    c = cmp.compare_flow_and_sgd(
+        jax.random.key(3), gaussian_task, w0, lr=0.05, batch=2048, steps=60, checkpoints=5, dtype=jnp.float64
+    )
     assert np.array_equal(np.asarray(c.sgd.times), np.asarray(c.flow.times))
     assert np.array_equal(np.asarray(c.flow.times), np.asarray(c.taylor.times))
     assert c.sgd.weights.shape == c.flow.weights.shape == (2, 5, N)
@@ -87,8 +87,9 @@ def test_flow_sweep_matches_single_flows():
     assert np.max(np.abs(np.asarray(sweep.weights) - np.asarray(tabulated.weights))) < 1e-5
     for p, task in enumerate(tasks):
         s0, s1 = task.covariances(N)
-        one = theory.integrate_effective(w0, theory.amplifier(task.model1.marginal), s0, s1, lr=0.1, steps=50,
-                                         checkpoints=3)
+        one = theory.integrate_effective(
+            w0, theory.amplifier(task.model1.marginal), s0, s1, lr=0.1, steps=50, checkpoints=3
+        )
         assert np.allclose(np.asarray(sweep.weights[p]), np.asarray(one.weights), rtol=0, atol=1e-13)
 
 
@@ -97,8 +98,7 @@ def test_flow_sweep_validation():
     with pytest.raises(TypeError, match="tasks"):
         cmp.flow_sweep([], w0, lr=0.1, steps=2)
     with pytest.raises(TypeError, match="taylor"):
-        cmp.flow_sweep([data.LengthscaleTask.of(data.NLGP, xi=(1.0, 2.0), gain=1.0)], w0, lr=0.1, steps=2,
-                       taylor="yes")
+        cmp.flow_sweep([data.LengthscaleTask.of(data.NLGP, xi=(1.0, 2.0), gain=1.0)], w0, lr=0.1, steps=2, taylor="yes")
 
 
 # -------------------------------------------------------------------------------------------------
@@ -108,8 +108,9 @@ def test_tabulated_flow_matches_quadrature_flow():
     task = data.LengthscaleTask.of(data.NLGP, xi=(1.0, 2.0), gain=3.0)
     w0 = models.init_weights(jax.random.key(6), N, num=2)
     a = cmp.compare_flow_and_sgd(jax.random.key(0), task, w0, lr=0.1, batch=8, steps=100, checkpoints=2, taylor=False)
-    b = cmp.compare_flow_and_sgd(jax.random.key(0), task, w0, lr=0.1, batch=8, steps=100, checkpoints=2, taylor=False,
-                                 table=None)
+    b = cmp.compare_flow_and_sgd(
+        jax.random.key(0), task, w0, lr=0.1, batch=8, steps=100, checkpoints=2, taylor=False, table=None
+    )
     assert np.max(np.abs(np.asarray(a.flow.weights) - np.asarray(b.flow.weights))) < 1e-5
     assert np.array_equal(np.asarray(a.sgd.weights), np.asarray(b.sgd.weights))  # same key, same stream
 

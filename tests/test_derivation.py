@@ -10,7 +10,6 @@ import pytest
 import localization  # noqa: F401  (x64)
 from localization import data
 from localization.theory import derivation as d
-from localization.theory.amplifier import Amplifier
 
 SQ = math.sqrt(2 / math.pi)
 
@@ -245,8 +244,9 @@ def test_elliptical_gated_mean_closed_form_and_gaussian_case():
     sigma = _toeplitz(6, 0.6)
     w = np.array([0.3, -1.0, 0.5, 0.2, 0.0, 0.7])
     # C = sqrt(2/pi) is the Gaussian law: the Stein closed form
-    np.testing.assert_allclose(d.elliptical_gated_mean(w, sigma, SQ), d.gaussian_gated_mean(w, sigma),
-                               rtol=1e-14, atol=0)
+    np.testing.assert_allclose(
+        d.elliptical_gated_mean(w, sigma, SQ), d.gaussian_gated_mean(w, sigma), rtol=1e-14, atol=0
+    )
     got = np.asarray(d.elliptical_gated_mean(w, sigma, 0.5))
     expected = 0.25 * sigma @ w / math.sqrt(w @ sigma @ w)
     np.testing.assert_allclose(got, expected, rtol=1e-14, atol=0)
@@ -256,8 +256,13 @@ def test_elliptical_gated_mean_closed_form_and_gaussian_case():
     z = np.asarray(jax.random.normal(k1, (400_000, 6))) @ np.linalg.cholesky(sigma).T
     g = np.asarray(jax.random.gamma(k2, nu / 2, (400_000, 1)))
     x = z * np.sqrt((nu - 2) / (2 * g))
-    c = math.sqrt((nu - 2) / nu) * 2 * math.sqrt(nu) * math.gamma((nu + 1) / 2) / (
-        math.sqrt(math.pi) * (nu - 1) * math.gamma(nu / 2))
+    c = (
+        math.sqrt((nu - 2) / nu)
+        * 2
+        * math.sqrt(nu)
+        * math.gamma((nu + 1) / 2)
+        / (math.sqrt(math.pi) * (nu - 1) * math.gamma(nu / 2))
+    )
     per = ((x @ w) >= 0)[:, None] * x
     z_score = np.abs(per.mean(0) - np.asarray(d.elliptical_gated_mean(w, sigma, c))) / (per.std(0) / math.sqrt(len(x)))
     assert z_score.max() < 5, z_score

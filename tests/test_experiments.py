@@ -58,8 +58,9 @@ def test_ipr_sweep_equals_train_online_per_task():
     assert res.path is None
     k_init, k_data = jax.random.split(KEY)
     w0 = ex.init_neurons(k_init, 3, 16, 1e-3, jnp.float64)
-    traj = train.train_online(k_data, task, w0, lr=0.1, batch=64, steps=20, checkpoints=3, n=16,
-                              balanced=True, dtype=jnp.float64)
+    traj = train.train_online(
+        k_data, task, w0, lr=0.1, batch=64, steps=20, checkpoints=3, n=16, balanced=True, dtype=jnp.float64
+    )
     np.testing.assert_allclose(res.ipr[0], np.asarray(metrics.ipr(traj.weights)), rtol=1e-10)
     assert np.all(np.isnan(res.params))
 

@@ -16,8 +16,8 @@ KEY = jax.random.key(7)
 def test_rooted_kur_samples_equal_data_kur():
     rooted, kur = data.RootedKur.of(0.7, 5.0, 24), data.Kur(xi=0.7, k=5.0)
     for dtype in (jnp.float64, jnp.float32):
-        a = jax.jit(lambda k: rooted.sample(k, 50, 24, dtype))(KEY)
-        b = jax.jit(lambda k: kur.sample(k, 50, 24, dtype))(KEY)
+        a = jax.jit(lambda k, dtype=dtype: rooted.sample(k, 50, 24, dtype))(KEY)
+        b = jax.jit(lambda k, dtype=dtype: kur.sample(k, 50, 24, dtype))(KEY)
         assert a.dtype == b.dtype == dtype
         assert float(jnp.max(jnp.abs(a - b))) == 0.0
 

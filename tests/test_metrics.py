@@ -341,8 +341,7 @@ def test_circular_autocorr_translation_invariant_and_quadratic():
     np.testing.assert_allclose(metrics.circular_autocorr(-3.0 * x), 9.0 * s, rtol=0, atol=1e-12)
     # float32 and integer input are computed in float64
     assert metrics.circular_autocorr(x.astype(np.float32)).dtype == np.float64
-    np.testing.assert_allclose(metrics.circular_autocorr(np.array([1, 2, 3])),
-                               [14 / 3, 11 / 3, 11 / 3], rtol=1e-14)
+    np.testing.assert_allclose(metrics.circular_autocorr(np.array([1, 2, 3])), [14 / 3, 11 / 3, 11 / 3], rtol=1e-14)
 
 
 def test_circular_autocorr_validation():

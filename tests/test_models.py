@@ -36,9 +36,7 @@ def test_committee_and_two_layer_formulas(activation, f):
     a = RNG.normal(size=3)
     p = models.Params(w=W, b=B, a=a, c=0.25)
     np.testing.assert_allclose(models.two_layer(p, X, activation), 0.25 + f(h) @ a / 3, rtol=1e-13)
-    np.testing.assert_allclose(
-        models.two_layer(models.Params(w=W, a=a), X, activation), f(X @ W.T) @ a / 3, rtol=1e-13
-    )
+    np.testing.assert_allclose(models.two_layer(models.Params(w=W, a=a), X, activation), f(X @ W.T) @ a / 3, rtol=1e-13)
 
 
 def test_committee_with_one_relu_unit_is_the_neuron():

@@ -4,12 +4,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-from localization import models, plotting, train  # noqa: E402
-from localization.data.marginals import GaussianMarginal, RademacherMarginal  # noqa: E402
+from localization import models, plotting, train
+from localization.data.marginals import GaussianMarginal, RademacherMarginal
 
 
 @pytest.fixture
@@ -43,7 +43,9 @@ def test_field_evolution_from_trajectory_with_index_and_unit(ax):
     lines, cb = plotting.plot_field_evolution(ax, tr, index=1, colorbar=False, every=2)
     assert len(lines) == 2 and cb is None  # checkpoints 0 and 2 (the last is always drawn)
     p = models.Params(w=np.ones((3, 2, 6)))  # (C, K, N)
-    lines, _ = plotting.plot_field_evolution(ax, train.Trajectory(np.arange(3.0), np.arange(3), p), unit=1, colorbar=False)
+    lines, _ = plotting.plot_field_evolution(
+        ax, train.Trajectory(np.arange(3.0), np.arange(3), p), unit=1, colorbar=False
+    )
     assert len(lines) == 3
 
 
@@ -135,8 +137,9 @@ def test_explorer_redraws_with_current_values_and_respects_the_static_switch(mon
     slider = widgets.FloatSlider(value=1.0, min=0.0, max=5.0)
     menu = widgets.Dropdown(options=["a", "b"], value="a")
     monkeypatch.setenv(plotting.STATIC_WIDGETS_ENV, "1")
-    plotting.explorer(lambda x, name, flag: calls.append((x, name, flag)), x=slider, name=menu,
-                      flag=widgets.fixed(True))
+    plotting.explorer(
+        lambda x, name, flag: calls.append((x, name, flag)), x=slider, name=menu, flag=widgets.fixed(True)
+    )
     assert calls == []  # batch execution: no first figure
     slider.value = 2.5
     menu.value = "b"

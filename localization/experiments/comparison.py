@@ -23,7 +23,8 @@ Time convention: :math:`t=\text{steps}\times\text{lr}` throughout (see ``theory.
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -70,11 +71,11 @@ def _flows(w0, task, n, *, lr, steps, checkpoints, taylor, exact=True, table=409
         phi = theory.amplifier(marginal)
         if table is not None:
             phi = theory.tabulate_amplifier(phi, table)
-        flow = theory.integrate_effective(w0, phi, sigma0, sigma1, lr=lr, steps=steps,
-                                          checkpoints=checkpoints)
+        flow = theory.integrate_effective(w0, phi, sigma0, sigma1, lr=lr, steps=steps, checkpoints=checkpoints)
     if taylor:
-        tay = theory.integrate_effective(w0, theory.amplifier_taylor(marginal), sigma0, sigma1, lr=lr,
-                                         steps=steps, checkpoints=checkpoints)
+        tay = theory.integrate_effective(
+            w0, theory.amplifier_taylor(marginal), sigma0, sigma1, lr=lr, steps=steps, checkpoints=checkpoints
+        )
     return flow, tay, sigma0, sigma1
 
 
@@ -129,11 +130,11 @@ def compare_flow_and_sgd(
         if not callable(getattr(task, name, None)):
             raise TypeError(f"task must have a {name} method (a data.LengthscaleTask), got {type(task).__name__}")
     dtype = jnp.float32 if dtype is None else dtype
-    sgd = train.train_online(key, task, w0, lr=lr, batch=batch, steps=steps, checkpoints=checkpoints, n=n,
-                             dtype=dtype, balanced=balanced)
+    sgd = train.train_online(
+        key, task, w0, lr=lr, batch=batch, steps=steps, checkpoints=checkpoints, n=n, dtype=dtype, balanced=balanced
+    )
     table = _check_table(table)
-    flow, tay, s0, s1 = _flows(w0, task, n, lr=lr, steps=steps, checkpoints=checkpoints, taylor=taylor,
-                               table=table)
+    flow, tay, s0, s1 = _flows(w0, task, n, lr=lr, steps=steps, checkpoints=checkpoints, taylor=taylor, table=table)
     return Comparison(sgd, flow, tay, s0, s1)
 
 
@@ -176,8 +177,9 @@ def flow_sweep(
     n = v.integer("n", n, minimum=2)
     runs = []
     for task in tasks:
-        flow, tay, _, _ = _flows(w0, task, n, lr=lr, steps=steps, checkpoints=checkpoints, taylor=taylor,
-                                 exact=not taylor, table=table)
+        flow, tay, _, _ = _flows(
+            w0, task, n, lr=lr, steps=steps, checkpoints=checkpoints, taylor=taylor, exact=not taylor, table=table
+        )
         runs.append(tay if taylor else flow)
     weights = jnp.stack([r.weights for r in runs])
     return train.Trajectory(times=runs[0].times, steps=runs[0].steps, weights=weights, loss=None)

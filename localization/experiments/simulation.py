@@ -27,8 +27,9 @@ values are returned as float64 NumPy arrays.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -84,7 +85,7 @@ class Fig5Settings:
     checkpoints: int = 41
     balanced: bool = True
 
-    def replace(self, **changes: Any) -> "Fig5Settings":
+    def replace(self, **changes: Any) -> Fig5Settings:
         """A copy with some fields changed (``dataclasses.replace``)."""
         return dataclasses.replace(self, **changes)
 
@@ -239,8 +240,13 @@ def ipr_sweep(
     ipr = np.asarray(metrics.ipr(w), dtype=np.float64)
     exk = np.array([_excess_kurtosis(t) for t in tasks], dtype=np.float64)
     return IPRSweep(
-        params=par, excess_kurtosis=exk, times=np.asarray(traj.times), steps=np.asarray(traj.steps),
-        ipr=ipr, weights=w[:, :, -1, :], path=w if keep_weights else None,
+        params=par,
+        excess_kurtosis=exk,
+        times=np.asarray(traj.times),
+        steps=np.asarray(traj.steps),
+        ipr=ipr,
+        weights=w[:, :, -1, :],
+        path=w if keep_weights else None,
     )
 
 
@@ -260,9 +266,15 @@ def fig5(key: jax.Array, settings: Fig5Settings = PAPER_FIG5, *, dtype: Any = jn
     if len(settings.gains) == 0 or len(settings.ks) == 0:
         raise ValueError("settings.gains and settings.ks must be non-empty")
     common = dict(
-        n=settings.n, inits=settings.inits, init_scale=settings.init_scale, lr=settings.lr,
-        batch=settings.batch, steps=settings.steps, checkpoints=settings.checkpoints,
-        balanced=settings.balanced, dtype=dtype,
+        n=settings.n,
+        inits=settings.inits,
+        init_scale=settings.init_scale,
+        lr=settings.lr,
+        batch=settings.batch,
+        steps=settings.steps,
+        checkpoints=settings.checkpoints,
+        balanced=settings.balanced,
+        dtype=dtype,
     )
     nlgp_tasks = [data.family_task("NLGP", float(g), xi=(xi0, xi1)) for g in settings.gains]
     kur_tasks = [data.family_task("Kur", float(k), xi=(xi0, xi1)) for k in settings.ks]
@@ -280,7 +292,7 @@ def fig5_table(result: Fig5Result) -> list[dict]:
         raise TypeError(f"result must be a Fig5Result, got {type(result).__name__}")
     rows = []
     for family, sweep in (("NLGP", result.nlgp), ("Kur", result.kur)):
-        for p, e, m, s in zip(sweep.params, sweep.excess_kurtosis, sweep.mean, sweep.std):
+        for p, e, m, s in zip(sweep.params, sweep.excess_kurtosis, sweep.mean, sweep.std, strict=True):
             rows.append(dict(family=family, parameter=float(p), excess_kurtosis=float(e), mean=float(m), std=float(s)))
     return rows
 
@@ -322,17 +334,29 @@ def phase_diagram(
     xi0 = v.positive("xi0", xi0)
     n = v.integer("n", n, 2)
     tasks = [
-        data.LengthscaleTask(data.RootedKur.of(xi0, k, n), data.RootedKur.of(r * xi0, k, n))
-        for r in ratios
-        for k in ks
+        data.LengthscaleTask(data.RootedKur.of(xi0, k, n), data.RootedKur.of(r * xi0, k, n)) for r in ratios for k in ks
     ]
     sweep = ipr_sweep(
-        key, tasks, n=n, inits=inits, init_scale=init_scale, lr=lr, batch=batch, steps=steps,
-        checkpoints=checkpoints, balanced=balanced, dtype=dtype,
+        key,
+        tasks,
+        n=n,
+        inits=inits,
+        init_scale=init_scale,
+        lr=lr,
+        batch=batch,
+        steps=steps,
+        checkpoints=checkpoints,
+        balanced=balanced,
+        dtype=dtype,
     )
     R, K = len(ratios), len(ks)
     path = sweep.ipr.reshape(R, K, inits, -1)
     return PhaseDiagram(
-        ks=np.asarray(ks), excess_kurtosis=sweep.excess_kurtosis[:K].copy(), ratios=np.asarray(ratios),
-        xi0=xi0, ipr=path[..., -1], times=sweep.times, ipr_path=path,
+        ks=np.asarray(ks),
+        excess_kurtosis=sweep.excess_kurtosis[:K].copy(),
+        ratios=np.asarray(ratios),
+        xi0=xi0,
+        ipr=path[..., -1],
+        times=sweep.times,
+        ipr_path=path,
     )

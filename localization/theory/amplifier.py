@@ -40,8 +40,8 @@ Everything is float64 (``import localization`` enables x64).
 
 from __future__ import annotations
 
-import math
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -163,19 +163,19 @@ class Amplifier:
 
     # -- constructors ------------------------------------------------------------------------------
     @classmethod
-    def gaussian(cls, variance: float = 1.0) -> "Amplifier":
+    def gaussian(cls, variance: float = 1.0) -> Amplifier:
         """Closed-form φ for :math:`X\\sim\\mathcal N(0,\\sigma^2)`, ``variance`` = σ² > 0."""
         var = v.positive("variance", variance)
         return cls("gaussian", (jnp.asarray(var, jnp.float64),), jnp.asarray(math.sqrt(2 * var / math.pi)))
 
     @classmethod
-    def binary(cls, scale: float = 1.0) -> "Amplifier":
+    def binary(cls, scale: float = 1.0) -> Amplifier:
         """Closed-form φ for the symmetric two-atom law :math:`X=\\pm s` (``scale`` = s > 0)."""
         s = v.positive("scale", scale)
         return cls("binary", (jnp.asarray(s, jnp.float64),), jnp.asarray(s, jnp.float64))
 
     @classmethod
-    def from_quadrature(cls, nodes, weights) -> "Amplifier":
+    def from_quadrature(cls, nodes, weights) -> Amplifier:
         """φ by a fixed quadrature rule :math:`\\mathbb E f(X)\\approx\\sum_k w_k f(x_k)`.
 
         ``nodes``, ``weights``: 1-D arrays of equal length, finite, weights ≥ 0 summing to 1 (±1e-3: a
@@ -334,7 +334,7 @@ def amplifier_derivatives_at_zero(marginal) -> AmplifierDerivatives:
     """
     _check_marginal(marginal)
     var = float(marginal.variance)
-    m4 = float(getattr(marginal, "fourth_moment"))
+    m4 = float(marginal.fourth_moment)
     first = _SQRT_2_OVER_PI * var
     third = -math.inf if math.isinf(m4) else _SQRT_2_OVER_PI * (3.0 * var - m4)
     return AmplifierDerivatives(first, third)
@@ -399,8 +399,9 @@ def _pad_quadrature(phi):
     if extra == 0:
         return phi
     pad = np.zeros(extra)
-    return dataclasses.replace(phi, params=(jnp.asarray(np.concatenate([nodes, pad])),
-                                            jnp.asarray(np.concatenate([weights, pad]))))
+    return dataclasses.replace(
+        phi, params=(jnp.asarray(np.concatenate([nodes, pad])), jnp.asarray(np.concatenate([weights, pad])))
+    )
 
 
 @jax.jit

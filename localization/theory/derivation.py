@@ -203,7 +203,8 @@ def gaussian_gated_mean(w: ArrayLike, sigma: ArrayLike) -> jax.Array:
 
 
 def elliptical_gated_mean(w: ArrayLike, sigma: ArrayLike, mean_abs: float) -> jax.Array:
-    r"""Exact :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)\,X]` for a centred elliptical law with covariance ``sigma``:
+    r"""Exact :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)\,X]` for a centred elliptical law with
+    covariance ``sigma``:
 
     .. math:: \mathbb E[\mathbb 1(\langle w,X\rangle\ge0)X]=\frac C2\,\frac{\Sigma w}{\sqrt{w^\top\Sigma w}},
               \qquad C=\frac{\mathbb E|\langle w,X\rangle|}{\sqrt{w^\top\Sigma w}} .
@@ -292,7 +293,8 @@ def gaussian_gate_probability(w: ArrayLike, sigma: ArrayLike, i: int, x: ArrayLi
     i.e. :math:`\langle w,X\rangle\mid X_i=x` treated as Gaussian with the conditional mean and
     covariance of a Gaussian vector, :math:`\mathbb E[X\mid X_i=x]=x\sigma_i/\Sigma_{ii}` and
     :math:`\mathrm{Cov}[X\mid X_i]=\Sigma-\sigma_i\sigma_i^\top/\Sigma_{ii}`. For unit variance
-    (:math:`\Sigma_{ii}=1`) these are the paper's A1 and A2. With :math:`a=\langle w,\sigma_i\rangle/\sqrt{w^\top\Sigma w}`
+    (:math:`\Sigma_{ii}=1`) these are the paper's A1 and A2. With
+    :math:`a=\langle w,\sigma_i\rangle/\sqrt{w^\top\Sigma w}`
     and unit variance the argument is :math:`x\,\mathrm{alg}^{-1}(a)/\sqrt2`.
 
     ``w`` (n,), ``sigma`` (n, n) covariance of the class, ``i`` coordinate, ``x`` any shape → same
@@ -388,7 +390,8 @@ def ising_gated_mean(J: float, w: ArrayLike) -> np.ndarray:
 
     Entry i by the law of total expectation over :math:`X_i=\pm1` (probability ½ each), with the
     exact conditional laws of :func:`ising_preactivation_law`:
-    :math:`\tfrac12P(h\ge0\mid X_i=1)-\tfrac12P(h\ge0\mid X_i=-1)=\tfrac12\bigl[P(h>0\mid X_i=1)-P(h<0\mid X_i=1)\bigr]`,
+    :math:`\tfrac12P(h\ge0\mid X_i=1)-\tfrac12P(h\ge0\mid X_i=-1)
+    =\tfrac12\bigl[P(h>0\mid X_i=1)-P(h<0\mid X_i=1)\bigr]`,
     :math:`h=\langle w,X\rangle` (ties :math:`h=0` count as active, as in :func:`gated_mean`).
     ``w`` (n,) integers → (n,) float64 NumPy array.
     """

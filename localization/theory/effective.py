@@ -20,7 +20,8 @@ Under A1–A3 (unit marginal variance) the first term is :math:`\tfrac12\varphi(
 
 .. math::
 
-    \frac{dw}{dt} = \tfrac12\Bigl[\varphi\Bigl(\frac{\Sigma_1w}{\sqrt{w^\top\Sigma_1w}}\Bigr)-(\Sigma_0+\Sigma_1)w\Bigr],
+    \frac{dw}{dt} = \tfrac12\Bigl[\varphi\Bigl(\frac{\Sigma_1w}{\sqrt{w^\top\Sigma_1w}}\Bigr)
+    -(\Sigma_0+\Sigma_1)w\Bigr],
 
 which is paper Eq. (5) with :math:`\tau=1`. For Gaussian data the first term is exact:
 :math:`\mathbb E[\mathbb 1(h\ge0)X\mid Y=1]=\Sigma_1w/\sqrt{2\pi\,w^\top\Sigma_1w}`, and with
@@ -30,9 +31,9 @@ which is paper Eq. (5) with :math:`\tau=1`. For Gaussian data the first term is 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -294,8 +295,14 @@ def integrate_effective(
     gaps = np.diff(np.concatenate([[0], ck])).astype(np.int64)
     lead = w0.shape[:-1]
     ws = _integrate(
-        jnp.asarray(w0.reshape(-1, n)), phi, s0, s1, jnp.asarray(lr), jnp.asarray(gaps),
-        method=method, substeps=substeps,
+        jnp.asarray(w0.reshape(-1, n)),
+        phi,
+        s0,
+        s1,
+        jnp.asarray(lr),
+        jnp.asarray(gaps),
+        method=method,
+        substeps=substeps,
     )
     weights = ws.reshape(*lead, ck.size, n)
     return _make_trajectory(ck, lr, weights)

@@ -16,7 +16,8 @@ All three find roots of functions that can be evaluated anywhere, by Brent's met
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike

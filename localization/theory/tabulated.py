@@ -43,7 +43,7 @@ class TabulatedAmplifier:
         return (self.values,), None
 
     @classmethod
-    def tree_unflatten(cls, aux: None, children: tuple[Any]) -> "TabulatedAmplifier":
+    def tree_unflatten(cls, aux: None, children: tuple[Any]) -> TabulatedAmplifier:
         return cls(*children)
 
     def core(self, a: ArrayLike) -> jax.Array:
