@@ -24,9 +24,12 @@ import math
 import numbers
 import os
 import zlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = [
     "SEED_ENV",
@@ -84,7 +87,7 @@ def _label_word(index: int, label: Any) -> int:
     return int(label)
 
 
-def key(*labels: str | int):
+def key(*labels: str | int) -> Any:
     """A JAX key for one use in a chapter: the book seed with each label folded in, in order.
 
     ``key("simulation", "fig5")`` and ``key("simulation", "fig5", 3)`` are independent streams;
@@ -190,7 +193,7 @@ def glue_measured(name: str, value: Any) -> None:
     _glue(name, _python_number(name, value), measured=True)
 
 
-def glue_figure(name: str, fig) -> None:
+def glue_figure(name: str, fig: Figure) -> None:
     """Glue a Matplotlib figure for ``{glue:figure}`` and close it (figures are never compared)."""
     import matplotlib.pyplot as plt
     from myst_nb import glue

@@ -22,6 +22,8 @@ Keys are typed keys (``jax.random.key``-style), so every ``jax.random`` function
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -72,7 +74,7 @@ SPLITMIX_IMPL = define_prng_impl(
 )
 
 
-def splitmix_key(key):
+def splitmix_key(key: Any) -> Any:
     """The SplitMix64-bits key with the same key data as ``key`` (a threefry typed key or a raw
     ``uint32[2]`` key). Keys of other implementations (e.g. rbg, 4 words) are first reduced to two
     words with threefry-independent hashing of their data (``jax.random.bits`` of the key)."""
@@ -107,7 +109,7 @@ def _midpoint(m):
 # One normal per word, although Box-Muller gives a (cos, sin) pair: on CPU, XLA fuses a single
 # element-wise generator into one vectorised loop, while assembling two halves (concatenate or
 # interleave) made it recompute the word or lose vectorisation (1.5-4x slower sampling, measured).
-def normal_from_bits(words):
+def normal_from_bits(words: jax.Array) -> jax.Array:
     r"""Standard normals from 64-bit words (one normal per word; float32): Box–Muller on one angle.
 
     With :math:`U, T` uniform on (0, 1) and a sign :math:`S = \pm1`, all independent,
@@ -126,7 +128,7 @@ def normal_from_bits(words):
     return jnp.where(negative, -r, r) * c
 
 
-def normal(key, shape, dtype=jnp.float32):
+def normal(key: Any, shape: Sequence[int], dtype: Any = jnp.float32) -> jax.Array:
     r"""Standard normal draws, fast in float32 (one 64-bit random word per draw).
 
     float32: :func:`normal_from_bits` of ``jax.random.bits(key, shape, uint64)`` — Box–Muller with

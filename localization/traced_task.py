@@ -49,7 +49,7 @@ def _same_value(a, b) -> bool:
     return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))
 
 
-def split_task(task):
+def split_task(task: Any) -> tuple[tuple[Any, ...] | None, Any]:
     """(dynamic, static). Pytree tasks with numeric leaves go in as traced arguments (no recompilation
     for new parameter values), with equal leaves passed once, so that inside the trace they are the
     *same* tracer (e.g. the gain shared by both classes of ``LengthscaleTask.of(NLGP, gain=g)``; a
@@ -74,13 +74,13 @@ def split_task(task):
         return None, _ByIdentity(task)
 
 
-def rebuild_task(dyn, static):
+def rebuild_task(dyn: tuple[Any, ...] | None, static: Any) -> Any:
     if isinstance(static, _TaskSpec):
         return jax.tree_util.tree_unflatten(static.treedef, [dyn[i] for i in static.index])
     return static.obj if isinstance(static, _ByIdentity) else static
 
 
-def stack_tasks(tasks: Sequence[Any], dtype=jnp.float32):
+def stack_tasks(tasks: Sequence[Any], dtype: Any = jnp.float32) -> Any:
     """Stack tasks that differ only in array-valued parameters into one task whose leaves have a
     leading axis of length P = len(tasks) (floating leaves cast to ``dtype``), for :func:`train_sweep`.
 

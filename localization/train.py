@@ -40,6 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax.typing import ArrayLike
 
 from localization import models as _models
 from localization import validation as v
@@ -89,7 +90,9 @@ def _loss(params, x, y, model: str, activation: str):
     return jnp.mean(r * r)
 
 
-def mse(params, x, y, *, model: str = "neuron", activation: str = "relu"):
+def mse(
+    params: ArrayLike | _models.Params, x: ArrayLike, y: ArrayLike, *, model: str = "neuron", activation: str = "relu"
+) -> jax.Array:
     r"""Batch estimate of the loss, paper Eq. (9): :math:`\frac1M\sum_{m}(y_m-\hat y(x_m))^2` (no ½).
 
     Parameters
@@ -117,7 +120,7 @@ def _check_model(model, activation):
         raise ValueError(f"activation must be 'relu' for model='neuron' (paper M2), got {activation!r}")
 
 
-def checkpoint_steps(checkpoints, steps: int) -> np.ndarray:
+def checkpoint_steps(checkpoints: int | Sequence[int] | np.ndarray, steps: int) -> np.ndarray:
     """Normalise ``checkpoints`` to a sorted int64 array of step indices in [0, steps].
 
     ``checkpoints`` is an int C (C evenly spaced indices from 0 to ``steps`` inclusive, rounded,
@@ -351,18 +354,18 @@ def _trajectory(ck, lr, ws, ls, lead, extra=()):
 
 
 def train_online(
-    key,
-    task,
-    w0,
+    key: Any,
+    task: Task,
+    w0: ArrayLike | _models.Params,
     *,
     lr: float,
     batch: int,
     steps: int,
-    checkpoints=101,
-    n=None,
+    checkpoints: int | Sequence[int] | np.ndarray = 101,
+    n: int | tuple[int, ...] | None = None,
     model: str = "neuron",
     activation: str = "relu",
-    dtype=jnp.float32,
+    dtype: Any = jnp.float32,
     record_loss: bool = False,
     balanced: bool = False,
     prng: str = "splitmix",
@@ -413,18 +416,18 @@ def train_online(
 
 
 def train_sweep(
-    key,
+    key: Any,
     tasks: Sequence[Any],
-    w0,
+    w0: ArrayLike | _models.Params,
     *,
     lr: float,
     batch: int,
     steps: int,
-    checkpoints=101,
-    n=None,
+    checkpoints: int | Sequence[int] | np.ndarray = 101,
+    n: int | tuple[int, ...] | None = None,
     model: str = "neuron",
     activation: str = "relu",
-    dtype=jnp.float32,
+    dtype: Any = jnp.float32,
     record_loss: bool = False,
     balanced: bool = False,
     prng: str = "splitmix",
@@ -452,8 +455,17 @@ def train_sweep(
 
 
 def train_on_data(
-    x, y, w0, *, lr: float, steps: int, checkpoints=101, model: str = "neuron", activation: str = "relu",
-    dtype=None, record_loss: bool = False,
+    x: ArrayLike,
+    y: ArrayLike,
+    w0: ArrayLike | _models.Params,
+    *,
+    lr: float,
+    steps: int,
+    checkpoints: int | Sequence[int] | np.ndarray = 101,
+    model: str = "neuron",
+    activation: str = "relu",
+    dtype: Any = None,
+    record_loss: bool = False,
 ) -> Trajectory:
     """Full-batch gradient descent on a fixed data set ``x`` (M, N), ``y`` (M,), from ``w0`` (leading
     axes = initialisations). ``dtype`` defaults to ``x``'s floating dtype. Returns a Trajectory."""
@@ -474,8 +486,20 @@ def train_on_data(
 
 
 def train_full_batch(
-    key, task, w0, *, lr: float, batch: int, steps: int, checkpoints=101, n=None, model: str = "neuron",
-    activation: str = "relu", dtype=jnp.float32, record_loss: bool = False, prng: str = "key",
+    key: Any,
+    task: Task,
+    w0: ArrayLike | _models.Params,
+    *,
+    lr: float,
+    batch: int,
+    steps: int,
+    checkpoints: int | Sequence[int] | np.ndarray = 101,
+    n: int | tuple[int, ...] | None = None,
+    model: str = "neuron",
+    activation: str = "relu",
+    dtype: Any = jnp.float32,
+    record_loss: bool = False,
+    prng: str = "key",
 ) -> Trajectory:
     """Full-batch gradient descent on one data set of ``batch`` examples drawn once from ``task`` with
     ``key`` (``task.sample(key, batch, n, dtype)``); otherwise as :func:`train_online`."""

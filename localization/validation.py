@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import jax
 
 
 def real_scalar(name: str, value: Any) -> float:
@@ -69,7 +72,9 @@ def student_dof(name: str, value: Any) -> float:
     return greater_than(name, value, 2.0, "unit variance needs a finite variance")
 
 
-def in_range(name: str, value: Any, low: float, high: float, *, low_open=False, high_open=False) -> float:
+def in_range(
+    name: str, value: Any, low: float, high: float, *, low_open: bool = False, high_open: bool = False
+) -> float:
     """A finite real number in the interval between ``low`` and ``high``."""
     value = real_scalar(name, value)
     too_low = value <= low if low_open else value < low
@@ -100,7 +105,7 @@ def shape(name: str, value: Any, minimum: int = 2) -> tuple[int, ...]:
     return (integer(name, value, minimum),)
 
 
-def key(name: str, value: Any):
+def key(name: str, value: Any) -> Any:
     """A JAX PRNG key: a typed key array (``jax.random.key``) or a raw ``uint32[2]`` key."""
     import jax
     import jax.numpy as jnp
@@ -115,7 +120,7 @@ def key(name: str, value: Any):
     )
 
 
-def floating_dtype(name: str, value: Any, allowed: tuple[str, ...] | None = None):
+def floating_dtype(name: str, value: Any, allowed: tuple[str, ...] | None = None) -> np.dtype:
     """``value`` as a floating NumPy/JAX dtype; ``allowed`` (names, e.g. ("float32", "float64"))
     restricts it further."""
     import jax.numpy as jnp
@@ -130,7 +135,7 @@ def floating_dtype(name: str, value: Any, allowed: tuple[str, ...] | None = None
     return dt
 
 
-def float_array(name: str, value: Any, ndim_min: int = 1, last_dim: int | None = None):
+def float_array(name: str, value: Any, ndim_min: int = 1, last_dim: int | None = None) -> np.ndarray | jax.Array:
     """A real (floating or integer) array with at least ``ndim_min`` axes. Entries are not checked
     for finiteness here (the value may be a tracer); callers check concrete values."""
     import jax.numpy as jnp

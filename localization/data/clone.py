@@ -15,6 +15,7 @@ interface of :mod:`localization.data.base` (a ``DataModel``: ``sample``, ``margi
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
@@ -70,7 +71,7 @@ class GaussianClone(DataModel):
         return self.source.lengthscale_name
 
     @property
-    def lengthscale(self):
+    def lengthscale(self) -> Any:
         """The source's length-scale (so ``LengthscaleTask`` can check the order of two clones)."""
         return self.source.lengthscale
 
@@ -79,7 +80,7 @@ class GaussianClone(DataModel):
         """Standard normal: the clone has the source's unit marginal variance but Gaussian marginals."""
         return GaussianMarginal()
 
-    def check_shape(self, shape):
+    def check_shape(self, shape: tuple[int, ...]) -> None:
         self.source.check_shape(shape)
 
     def _covariance(self, shape) -> np.ndarray:

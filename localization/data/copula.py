@@ -37,6 +37,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.special as sp
+from jax.typing import ArrayLike
 
 from localization import validation as V
 from localization.data import spectral
@@ -55,7 +56,9 @@ from localization.pytree import pytree_dataclass, static_field
 __all__ = ["CopulaModel", "Gaussian", "NLGP", "Kur", "RootedKur", "copula_covariance"]
 
 
-def copula_covariance(h, c: float, *, order: int = 160, variance: float | None = None) -> float:
+def copula_covariance(
+    h: Callable[[np.ndarray], np.ndarray], c: float, *, order: int = 160, variance: float | None = None
+) -> float:
     """E[h(Z1) h(Z2)] for standard normals with correlation ``c`` in [-1, 1] (numpy ``h``)."""
     c = float(c)
     if c == 0.0:
@@ -109,11 +112,11 @@ class CopulaModel(DataModel):
         object.__setattr__(self, "xi", V.positive("xi", self.xi))
 
     @abc.abstractmethod
-    def transform(self, z: Any) -> Any:
+    def transform(self, z: ArrayLike) -> jax.Array | np.ndarray:
         """T(z), elementwise: a JAX array in, a JAX array out; a NumPy array in, float64 NumPy out."""
 
     @property
-    def smoothed_transform(self) -> Callable[[Any, Any], Any] | None:
+    def smoothed_transform(self) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
         """(mu, s) -> E[T(mu + s U)], U ~ N(0, 1), in closed form (NumPy), or None when there is none."""
         return None
 
@@ -135,11 +138,11 @@ class Gaussian(CopulaModel):
     def marginal(self) -> GaussianMarginal:
         return GaussianMarginal()
 
-    def transform(self, z):
+    def transform(self, z: ArrayLike) -> jax.Array | np.ndarray:
         return z if isinstance(z, (jax.Array, jax.core.Tracer)) else np.asarray(z, np.float64)
 
     @property
-    def smoothed_transform(self):
+    def smoothed_transform(self) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         return lambda mu, s: mu
 
     def _covariance(self, shape):
@@ -166,11 +169,11 @@ class NLGP(CopulaModel):
     def marginal(self) -> NLGPMarginal:
         return NLGPMarginal(concrete("gain", self.gain))
 
-    def transform(self, z):
+    def transform(self, z: ArrayLike) -> jax.Array | np.ndarray:
         return nlgp_transform(z, self.gain)
 
     @property
-    def smoothed_transform(self):
+    def smoothed_transform(self) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         g = concrete("gain", self.gain)
         zn = float(nlgp_normaliser(g))
         # E[erf(g (mu + s U))] = erf(g mu / sqrt(1 + 2 g^2 s^2))
@@ -210,7 +213,7 @@ class Kur(CopulaModel):
     def marginal(self) -> KurMarginal:
         return KurMarginal(concrete("k", self.k))
 
-    def transform(self, z):
+    def transform(self, z: ArrayLike) -> jax.Array | np.ndarray:
         if isinstance(z, (jax.Array, jax.core.Tracer)):
             return kur_transform(z, jnp.asarray(self.k, z.dtype))
         return kur_transform(z, concrete("k", self.k))
@@ -259,7 +262,7 @@ class RootedKur(DataModel):
     def marginal(self) -> KurMarginal:
         return KurMarginal(concrete("k", self.k))
 
-    def check_shape(self, shape):
+    def check_shape(self, shape: tuple[int, ...]) -> None:
         N = int(np.shape(self.amplitudes)[-1])
         if shape != (N,):
             raise ValueError(f"n must be {N} (the size of amplitudes) for RootedKur, got {shape}")

@@ -49,7 +49,7 @@ class StudentT(EllipticalModel):
         object.__setattr__(self, "nu", family_parameter("nu", self.nu, V.student_dof))
 
     @property
-    def marginal(self):
+    def marginal(self) -> StudentTMarginal:
         return StudentTMarginal(concrete("nu", self.nu))
 
     def _sample(self, key, num, shape, dtype):
@@ -68,7 +68,7 @@ class FixedDimensionModel(EllipticalModel):
         super().__post_init__()
         object.__setattr__(self, "dim", V.integer("dim", self.dim, 2))
 
-    def check_shape(self, shape):
+    def check_shape(self, shape: tuple[int, ...]) -> None:
         if math.prod(shape) != self.dim:
             raise ValueError(
                 f"n must have prod(n) == dim = {self.dim} for {type(self).__name__} "
@@ -87,7 +87,7 @@ class EllipseSurface(FixedDimensionModel):
     dim: int = static_field(default=40)
 
     @property
-    def marginal(self):
+    def marginal(self) -> SphereMarginal:
         return SphereMarginal(self.dim)
 
     def _sample(self, key, num, shape, dtype):
@@ -105,7 +105,7 @@ class RadialElliptical(FixedDimensionModel):
     dim: int = static_field(default=40)
 
     @property
-    def marginal(self):
+    def marginal(self) -> RadialEllipticalMarginal:
         return RadialEllipticalMarginal(self.dim)
 
     def _sample(self, key, num, shape, dtype):

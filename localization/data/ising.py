@@ -28,10 +28,12 @@ from __future__ import annotations
 
 import math
 from functools import partial
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from localization import validation as V
 from localization.data import spectral
@@ -42,7 +44,7 @@ from localization.pytree import pytree_dataclass
 __all__ = ["Ising", "ising_correlation", "metropolis_ising"]
 
 
-def ising_correlation(J, N: int, d):
+def ising_correlation(J: float, N: int, d: ArrayLike) -> np.ndarray:
     """E[x_0 x_d] = (t^d + t^(N-d)) / (1 + t^N), t = tanh J, for the periodic ferromagnetic chain."""
     J = V.nonnegative("J", J)
     N = V.integer("N", N, 2)
@@ -92,10 +94,10 @@ class Ising(DataModel):
         object.__setattr__(self, "J", family_parameter("J", self.J, V.nonnegative))
 
     @property
-    def marginal(self):
+    def marginal(self) -> RademacherMarginal:
         return RademacherMarginal()
 
-    def check_shape(self, shape):
+    def check_shape(self, shape: tuple[int, ...]) -> None:
         if len(shape) != 1:
             raise ValueError(f"n must be an int (1-D chain) for Ising, got shape {shape}")
 
@@ -143,7 +145,9 @@ def _chains(key, coupling, num, n, num_flips, dtype):
     return x.astype(dtype)
 
 
-def metropolis_ising(key, J, n, num, *, num_flips=1000, dtype=jnp.float64):
+def metropolis_ising(
+    key: Any, J: float, n: int, num: int, *, num_flips: int = 1000, dtype: Any = jnp.float64
+) -> jax.Array:
     """Last states of ``num`` independent short Metropolis chains on the periodic Ising chain.
 
     Args:

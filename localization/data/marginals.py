@@ -21,12 +21,13 @@ import abc
 import functools
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.special as sp
+from jax.typing import ArrayLike
 
 from localization import validation as V
 from localization.data.quadrature import DEFAULT_ORDER, adaptive_quad, symmetric_from_upper, tanh_sinh
@@ -89,7 +90,7 @@ class Marginal(abc.ABC):
         k = self.kurtosis
         return math.inf if math.isinf(k) else k - 3.0
 
-    def quadrature(self, order: int | None = None):
+    def quadrature(self, order: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(nodes, weights): float64 numpy arrays with sum(w f(x)) ~ E[f(X)]."""
         order = DEFAULT_ORDER if order is None else V.integer("order", order, 8)
         nodes, weights = self._quadrature(order)
@@ -102,7 +103,7 @@ class Marginal(abc.ABC):
         x, w = self.quadrature(order)
         return float(np.sum(w * f(x)))
 
-    def sample(self, key, num: int, dtype=jnp.float64):
+    def sample(self, key: Any, num: int, dtype: Any = jnp.float64) -> jax.Array:
         """``num`` iid draws, shape (num,)."""
         key = V.key("key", key)
         num = V.integer("num", num, 1)
@@ -128,10 +129,10 @@ class GaussianMarginal(Marginal):
     second_moment = 1.0
     fourth_moment = 3.0
 
-    def pdf(self, x):
+    def pdf(self, x: ArrayLike) -> np.ndarray:
         return np.exp(-0.5 * np.asarray(x) ** 2) / math.sqrt(2 * math.pi)
 
-    def upper_quantile(self, p):
+    def upper_quantile(self, p: ArrayLike) -> np.ndarray:
         return -sp.ndtri(p)
 
     def _quadrature(self, order):
@@ -144,7 +145,7 @@ class GaussianMarginal(Marginal):
 # --------------------------------------------------------------------------------------------
 # NLGP
 # --------------------------------------------------------------------------------------------
-def nlgp_normaliser(gain):
+def nlgp_normaliser(gain: ArrayLike) -> jax.Array:
     """𝒵(g) = sqrt(E[erf(gZ)^2]) = sqrt((2/pi) arcsin(2 g^2 / (1 + 2 g^2))), Z ~ N(0, 1).
 
     jnp-traceable in ``gain`` (used inside jitted samplers). Paper Eq. (3).
@@ -153,7 +154,7 @@ def nlgp_normaliser(gain):
     return jnp.sqrt((2.0 / jnp.pi) * jnp.arcsin(2.0 * g2 / (1.0 + 2.0 * g2)))
 
 
-def nlgp_transform(z, gain):
+def nlgp_transform(z: ArrayLike, gain: ArrayLike) -> jax.Array | np.ndarray:
     """The NLGP copula map z -> erf(g z)/𝒵(g) (paper Eq. (3)).
 
     JAX arrays (traceable in ``gain``, the samplers' path) or NumPy arrays (SciPy, float64; the
@@ -213,17 +214,17 @@ class NLGPMarginal(Marginal):
         return float(nlgp_normaliser(self.gain))
 
     @property
-    def second_moment(self):
+    def second_moment(self) -> float:
         return _nlgp_moments(self.gain)[0]
 
     @property
-    def fourth_moment(self):
+    def fourth_moment(self) -> float:
         return _nlgp_moments(self.gain)[1]
 
-    def upper_quantile(self, p):
+    def upper_quantile(self, p: ArrayLike) -> np.ndarray:
         return sp.erf(-self.gain * sp.ndtri(p)) / self.normaliser
 
-    def pdf(self, x):
+    def pdf(self, x: ArrayLike) -> np.ndarray:
         """Density of X: with y = 𝒵 x = erf(g z), p(x) = 𝒵 phi(z) / (g * 2/sqrt(pi) exp(-g^2 z^2))."""
         x = np.asarray(x, dtype=np.float64)
         Zn = self.normaliser
@@ -276,13 +277,13 @@ def kur_excess_kurtosis_zero() -> float:
     return brentq(kur_excess_kurtosis, 5.0, 7.0, xtol=1e-15, rtol=4 * np.finfo(float).eps)
 
 
-def kur_normaliser(k):
+def kur_normaliser(k: ArrayLike) -> jax.Array:
     """𝒵_k = sqrt(E[Y^2]) = sqrt(B(3/k, 1 - 2/k) / k); jnp-traceable in k."""
     k = jnp.asarray(k)
     return jnp.sqrt(jnp.exp(jax.scipy.special.betaln(3.0 / k, 1.0 - 2.0 / k)) / k)
 
 
-def kur_transform(z, k):
+def kur_transform(z: ArrayLike, k: ArrayLike) -> jax.Array | np.ndarray:
     """Copula map z -> q_k(Phi(z)) / 𝒵_k (paper Eq. (4)), accurate in the tails and in float32.
 
     With e = erfc(|z|/sqrt 2) = 2 P(Z > |z|): s = 2 Phi(|z|) - 1 = 1 - e and
@@ -321,15 +322,15 @@ class KurMarginal(Marginal):
         return math.sqrt(kur_raw_moment(self.k, 2))
 
     @property
-    def second_moment(self):
+    def second_moment(self) -> float:
         return kur_raw_moment(self.k, 2) / self.normaliser**2
 
     @property
-    def fourth_moment(self):
+    def fourth_moment(self) -> float:
         m4 = kur_raw_moment(self.k, 4)
         return math.inf if math.isinf(m4) else m4 / self.normaliser**4
 
-    def upper_quantile(self, p):
+    def upper_quantile(self, p: ArrayLike) -> np.ndarray:
         k = self.k
         p = np.asarray(p, dtype=np.float64)
         s = 1.0 - 2.0 * p
@@ -337,11 +338,11 @@ class KurMarginal(Marginal):
             one_minus_sk = -np.expm1(k * np.log1p(-2.0 * p))
         return s * one_minus_sk ** (-1.0 / k) / self.normaliser
 
-    def cdf(self, x):
+    def cdf(self, x: ArrayLike) -> np.ndarray:
         y = np.asarray(x, dtype=np.float64) * self.normaliser
         return 0.5 * (1.0 + y / (1.0 + np.abs(y) ** self.k) ** (1.0 / self.k))
 
-    def pdf(self, x):
+    def pdf(self, x: ArrayLike) -> np.ndarray:
         Zn = self.normaliser
         y = np.asarray(x, dtype=np.float64) * Zn
         return Zn * 0.5 * (1.0 + np.abs(y) ** self.k) ** (-(self.k + 1.0) / self.k)
@@ -388,17 +389,17 @@ class StudentTMarginal(Marginal):
         object.__setattr__(self, "nu", V.student_dof("nu", self.nu))
 
     @property
-    def scale(self):
+    def scale(self) -> float:
         return math.sqrt((self.nu - 2.0) / self.nu)
 
     second_moment = property(lambda self: 1.0)
 
     @property
-    def fourth_moment(self):
+    def fourth_moment(self) -> float:
         nu = self.nu
         return math.inf if nu <= 4 else 3.0 * (nu - 2.0) / (nu - 4.0)
 
-    def upper_quantile(self, p):
+    def upper_quantile(self, p: ArrayLike) -> np.ndarray:
         nu = self.nu
         p = np.asarray(p, dtype=np.float64)
         lo = p < 0.25
@@ -408,7 +409,7 @@ class StudentTMarginal(Marginal):
         v = np.where(lo, 1.0 - w, v)
         return np.sqrt(nu * v / w) * self.scale
 
-    def pdf(self, x):
+    def pdf(self, x: ArrayLike) -> np.ndarray:
         nu, c = self.nu, self.scale
         t = np.asarray(x, dtype=np.float64) / c
         logc = sp.gammaln((nu + 1) / 2) - sp.gammaln(nu / 2) - 0.5 * math.log(nu * math.pi)
@@ -443,7 +444,7 @@ class SphereMarginal(Marginal):
     second_moment = property(lambda self: 1.0)
     fourth_moment = property(lambda self: 3.0 * self.dim / (self.dim + 2.0))
 
-    def pdf(self, x):
+    def pdf(self, x: ArrayLike) -> np.ndarray:
         D = self.dim
         t = np.asarray(x, dtype=np.float64) / math.sqrt(D)
         a = (D - 1) / 2
@@ -496,7 +497,7 @@ class RadialEllipticalMarginal(Marginal):
     second_moment = property(lambda self: 1.0)
 
     @property
-    def fourth_moment(self):
+    def fourth_moment(self) -> float:
         r2, r4 = radial_moments()
         D = self.dim
         return 3.0 * D * r4 / ((D + 2.0) * r2**2)

@@ -46,7 +46,7 @@ class SinglePulse(DataModel):
         return 0.5 * (self.low + self.high)
 
     @property
-    def marginal(self):
+    def marginal(self) -> RademacherMarginal:
         return RademacherMarginal()
 
     def lengths(self, N: int) -> tuple[int, int]:
@@ -58,7 +58,7 @@ class SinglePulse(DataModel):
             )
         return lo, hi
 
-    def check_shape(self, shape):
+    def check_shape(self, shape: tuple[int, ...]) -> None:
         if len(shape) != 1:
             raise ValueError(f"n must be an int (1-D signal) for SinglePulse, got shape {shape}")
         self.lengths(shape[0])

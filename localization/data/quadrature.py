@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import warnings
+from collections.abc import Iterable, Sequence
 from typing import Callable
 
 import numpy as np
@@ -39,14 +40,16 @@ def _tanh_sinh_unit(order: int):
     return left, right, w
 
 
-def tanh_sinh(a: float, b: float, order: int = DEFAULT_ORDER):
+def tanh_sinh(a: float, b: float, order: int = DEFAULT_ORDER) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Tanh-sinh nodes on (a, b): returns (x - a, b - x, weights), both distances accurate."""
     dl, dr, w = _tanh_sinh_unit(int(order))
     width = b - a
     return width * dl, width * dr, width * w
 
 
-def symmetric_from_upper(Q: Callable[[np.ndarray], np.ndarray], breaks, order: int):
+def symmetric_from_upper(
+    Q: Callable[[np.ndarray], np.ndarray], breaks: Iterable[float], order: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Nodes/weights for a symmetric continuous law from its upper quantile Q(p), p in (0, 1/2).
 
     ``breaks`` are interior breakpoints in p (sorted, within (0, 1/2)). E[f(X)] =
@@ -70,7 +73,9 @@ def symmetric_from_upper(Q: Callable[[np.ndarray], np.ndarray], breaks, order: i
     return nodes, weights
 
 
-def adaptive_quad(f, a, b, points=None, epsrel=1e-13):
+def adaptive_quad(
+    f: Callable[[float], float], a: float, b: float, points: Sequence[float] | None = None, epsrel: float = 1e-13
+) -> float:
     """scipy adaptive quadrature; raises if the error estimate is not small (no silent warnings)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -242,7 +243,7 @@ def min_distance_covariance(xi: float, n: int | tuple[int, ...]) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # sampling the latent Gaussian (traced; shapes static)
 # --------------------------------------------------------------------------------------------
-def standard_normals(key, shape: tuple[int, ...], dtype) -> jax.Array:
+def standard_normals(key: Any, shape: tuple[int, ...], dtype: Any) -> jax.Array:
     """iid N(0, 1) draws for the Gaussian(-copula) samplers.
 
     float32: ``localization.prng.normal`` (Box–Muller on one angle folded to [0, pi/2], one 64-bit
@@ -267,7 +268,7 @@ def to_sites(h: jax.Array, shape: tuple[int, ...]) -> jax.Array:
     return z.reshape(num, N)
 
 
-def correlated_normals(key, num: int, shape: tuple[int, ...], xi: float, dtype) -> jax.Array:
+def correlated_normals(key: Any, num: int, shape: tuple[int, ...], xi: float, dtype: Any) -> jax.Array:
     """(num, N) Gaussian rows with covariance ``covariance(xi, shape)``: ``(G * a) @ Q^T``.
 
     In law the same as ``G @ R`` with the symmetric root R (an orthogonal map of iid normals is iid
@@ -277,7 +278,7 @@ def correlated_normals(key, num: int, shape: tuple[int, ...], xi: float, dtype) 
     return to_sites(g * jnp.asarray(grid_amplitudes(xi, shape), dtype), shape)
 
 
-def unit_sphere_rows(key, num: int, shape: tuple[int, ...], xi: float, dtype) -> jax.Array:
+def unit_sphere_rows(key: Any, num: int, shape: tuple[int, ...], xi: float, dtype: Any) -> jax.Array:
     """(num, N) rows sqrt(N) (G/|G|) mapped like ``correlated_normals``: an elliptical direction with covariance C."""
     N = math.prod(shape)
     g = jax.random.normal(key, (num, N), dtype)

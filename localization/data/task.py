@@ -21,6 +21,7 @@ from localization.data.base import DataModel, is_traced, sample_arguments
 from localization.data.clone import GaussianClone
 from localization.data.copula import NLGP, CopulaModel, Kur
 from localization.data.ising import Ising
+from localization.data.marginals import Marginal
 from localization.pytree import pytree_dataclass
 
 __all__ = ["Task", "BalancedTask", "LengthscaleTask", "FAMILIES", "family_task"]
@@ -68,7 +69,7 @@ class LengthscaleTask:
                     )
 
     @classmethod
-    def of(cls, model_cls, **params):
+    def of(cls, model_cls: type[DataModel], **params: Any) -> LengthscaleTask:
         """Build from one model class; 2-tuples are split per class (y=0, y=1), scalars shared.
 
         Example: ``LengthscaleTask.of(NLGP, xi=(1.0, 3.0), gain=100.0)``;
@@ -135,12 +136,12 @@ class LengthscaleTask:
         y = jnp.concatenate([jnp.zeros((m0,), dtype), jnp.ones((num - m0,), dtype)])
         return x, y
 
-    def covariances(self, n):
+    def covariances(self, n: int | tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         """(Sigma0, Sigma1): exact float64 covariances of X given y = 0 and y = 1."""
         return self.model0.covariance(n), self.model1.covariance(n)
 
     @property
-    def marginals(self):
+    def marginals(self) -> tuple[Marginal, Marginal]:
         return self.model0.marginal, self.model1.marginal
 
 

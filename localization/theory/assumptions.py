@@ -42,15 +42,19 @@ starts × lengths × signs can be listed).
 from __future__ import annotations
 
 import math
-from typing import Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 from scipy import special
 
 from localization import data
 from localization import validation as v
+
+if TYPE_CHECKING:
+    from localization.train import Trajectory
 
 __all__ = [
     "GaussianCopula",
@@ -102,7 +106,7 @@ def _normal_rule_hermite(order):
 # -------------------------------------------------------------------------------------------------
 # adapters for localization.data models
 # -------------------------------------------------------------------------------------------------
-def gaussian_copula(model, n) -> GaussianCopula:
+def gaussian_copula(model: data.CopulaModel, n: int | tuple[int, ...]) -> GaussianCopula:
     """The Gaussian-copula representation of a ``localization.data`` copula model (Gaussian, NLGP, Kur).
 
     ``n``: input size (int or grid tuple). ``TypeError`` for models that are not Gaussian copulas.
@@ -168,7 +172,7 @@ def a1_discrepancy_copula(copula: GaussianCopula, i: int = 0, *, hermite_order: 
     return float(np.sqrt(max(resid, 0.0) / total)) if total > 0 else 0.0
 
 
-def a1_discrepancy(model, n, i: int = 0) -> float:
+def a1_discrepancy(model: data.DataModel, n: int | tuple[int, ...], i: int = 0) -> float:
     r"""A1 discrepancy :math:`D_1\in[0,1]` of a ``localization.data`` model on inputs of size ``n``.
 
     Exact 0 for Gaussian data and for ±s-valued sign-symmetric models (Ising); quadrature
@@ -197,7 +201,7 @@ def _bin_index(xi_col, bins):
     return idx, bins
 
 
-def a1_discrepancy_samples(x, i: int = 0, *, bins: int = 32) -> float:
+def a1_discrepancy_samples(x: ArrayLike, i: int = 0, *, bins: int = 32) -> float:
     r"""Binned Monte Carlo estimate of :math:`D_1` from samples ``x`` (num, N) of one class.
 
     Bins are sample quantiles of :math:`X_i` (one bin per atom for discrete laws); :math:`m_j` is the
@@ -243,8 +247,8 @@ def a1_discrepancy_samples(x, i: int = 0, *, bins: int = 32) -> float:
 # -------------------------------------------------------------------------------------------------
 # A2
 # -------------------------------------------------------------------------------------------------
-def a2_discrepancy_copula(copula: GaussianCopula, sigma, w, i: int = 0, *, key, nodes: int = 24,
-                          samples: int = 4000) -> float:
+def a2_discrepancy_copula(copula: GaussianCopula, sigma: ArrayLike, w: ArrayLike, i: int = 0, *, key: Any,
+                          nodes: int = 24, samples: int = 4000) -> float:
     r"""A2 discrepancy :math:`D_2` (module docstring) of a Gaussian-copula model for weights ``w``.
 
     ``sigma``: exact (N, N) covariance of X (``model.covariance(n)``). At ``nodes`` Gauss–Hermite nodes
@@ -287,7 +291,10 @@ def a2_discrepancy_copula(copula: GaussianCopula, sigma, w, i: int = 0, *, key, 
     return float(np.sqrt(max(sq, 0.0)) / v_a2)
 
 
-def a2_discrepancy(model, n, w, i: int = 0, *, key, nodes: int = 24, samples: int = 4000) -> float:
+def a2_discrepancy(
+    model: data.DataModel, n: int | tuple[int, ...], w: ArrayLike, i: int = 0, *, key: Any, nodes: int = 24,
+    samples: int = 4000,
+) -> float:
     """A2 discrepancy :math:`D_2` of a data model for weights ``w`` (see module docstring).
 
     Exact 0 for Gaussian and ±s-valued sign-symmetric models (Ising); conditional Monte Carlo at
@@ -300,7 +307,7 @@ def a2_discrepancy(model, n, w, i: int = 0, *, key, nodes: int = 24, samples: in
     return a2_discrepancy_copula(cop, model.covariance(n), w, i, key=key, nodes=nodes, samples=samples)
 
 
-def a2_discrepancy_samples(x, w, i: int = 0, *, bins: int = 32) -> float:
+def a2_discrepancy_samples(x: ArrayLike, w: ArrayLike, i: int = 0, *, bins: int = 32) -> float:
     r"""Binned Monte Carlo estimate of :math:`D_2` from samples ``x`` (num, N) for weights ``w`` (N,).
 
     Per quantile bin of :math:`X_i`: sample variance of :math:`\sum_{j\ne i}w_jX_j`; compared with
@@ -340,7 +347,7 @@ def a2_discrepancy_samples(x, w, i: int = 0, *, bins: int = 32) -> float:
 # -------------------------------------------------------------------------------------------------
 # A1 and A2 exactly, for a law with finitely many atoms
 # -------------------------------------------------------------------------------------------------
-def discrepancies_finite(support, prob, w, i: int = 0) -> tuple[float, float]:
+def discrepancies_finite(support: ArrayLike, prob: ArrayLike, w: ArrayLike, i: int = 0) -> tuple[float, float]:
     r"""Exact :math:`(D_1, D_2)` (module docstring) of a law with finitely many atoms, for weights ``w``.
 
     ``support`` (M, N): the atoms; ``prob`` (M,): their probabilities (non-negative, summing to 1
@@ -396,7 +403,7 @@ def discrepancies_finite(support, prob, w, i: int = 0) -> tuple[float, float]:
 # -------------------------------------------------------------------------------------------------
 # A3
 # -------------------------------------------------------------------------------------------------
-def lindeberg_ratio(weights, sigma):
+def lindeberg_ratio(weights: ArrayLike, sigma: ArrayLike) -> jax.Array:
     r"""A3 diagnostic :math:`\max_jw_j^2\Sigma_{jj}/w^\top\Sigma w` along the last axis.
 
     ``weights`` (..., N), ``sigma`` (N, N) → (...). In (0, 1]; it is ≥ 1/N-ish for spread weights and 1
@@ -410,7 +417,7 @@ def lindeberg_ratio(weights, sigma):
     return jnp.max(w**2 * jnp.diag(sigma), axis=-1) / total
 
 
-def a3_along_trajectory(trajectory, sigma):
+def a3_along_trajectory(trajectory: Trajectory, sigma: ArrayLike) -> jax.Array:
     """:func:`lindeberg_ratio` of every checkpoint of a ``Trajectory``: weights (..., C, N) → (..., C)."""
     if not hasattr(trajectory, "weights"):
         raise TypeError(f"trajectory must be a localization.train.Trajectory, got {type(trajectory).__name__}")
