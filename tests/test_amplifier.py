@@ -374,3 +374,14 @@ def test_tabulate_validation():
         tabulate_amplifier(3.0)
     with pytest.raises(ValueError, match="finite"):
         tabulate_amplifier(lambda a: a / 0.0 * 0.0)
+
+
+def test_amplifier_needs_a_data_marginal():
+    from types import SimpleNamespace
+
+    fake = SimpleNamespace(variance=1.0, quadrature=lambda order=None: (np.array([-1.0, 1.0]), np.array([0.5, 0.5])))
+    with pytest.raises(TypeError, match="marginal must be a localization.data marginal"):
+        amplifier(fake)
+    # a Gaussian marginal (the class, not its name) selects the closed form
+    assert amplifier(data.Gaussian(1.0).marginal).kind == "gaussian"
+    assert amplifier(data.Gaussian(1.0).marginal, method="quadrature").kind == "quadrature"

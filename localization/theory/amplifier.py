@@ -51,6 +51,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from localization import validation as v
+from localization.data.marginals import GaussianMarginal, Marginal
 
 __all__ = [
     "PytreeAmplifier",
@@ -237,20 +238,12 @@ class Amplifier:
         return self.abs_mean
 
 
-def _is_gaussian_marginal(marginal) -> bool:
-    flag = getattr(marginal, "is_gaussian", None)
-    if flag is not None:
-        return bool(flag)
-    return type(marginal).__name__ in {"Gaussian", "GaussianMarginal", "Normal", "NormalMarginal"}
-
-
 def _check_marginal(marginal):
-    for attr in ("variance", "quadrature"):
-        if not hasattr(marginal, attr):
-            raise TypeError(
-                f"marginal must be a localization.data marginal (with .variance, .fourth_moment, "
-                f".quadrature(order)), got {type(marginal).__name__} without .{attr}"
-            )
+    if not isinstance(marginal, Marginal):
+        raise TypeError(
+            f"marginal must be a localization.data marginal (a data.Marginal, e.g. model.marginal), "
+            f"got {type(marginal).__name__}"
+        )
 
 
 def _two_atom_scale(nodes, weights):
@@ -295,12 +288,12 @@ def amplifier(marginal, *, method: str = "auto", order: int | None = None) -> Am
         raise ValueError(f"method must be one of 'auto', 'closed_form', 'quadrature', got {method!r}")
     if order is not None:
         order = v.integer("order", order, minimum=1)
-    if method != "quadrature" and _is_gaussian_marginal(marginal):
+    if method != "quadrature" and isinstance(marginal, GaussianMarginal):
         return Amplifier.gaussian(float(marginal.variance))
     nodes, weights = marginal.quadrature(order)
     nodes = np.asarray(nodes, dtype=np.float64)
     weights = np.asarray(weights, dtype=np.float64)
-    if method != "quadrature" and bool(getattr(marginal, "is_discrete", False)):
+    if method != "quadrature" and marginal.is_discrete:
         s = _two_atom_scale(nodes, weights)
         if s is not None:
             return Amplifier.binary(s)
