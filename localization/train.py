@@ -46,6 +46,7 @@ from localization import models as _models
 from localization import validation as v
 from localization.data.task import BalancedTask, Task
 from localization.prng import splitmix_key
+from localization.trajectory import Trajectory, checkpoint_steps
 from localization.traced_task import rebuild_task, split_task, stack_tasks
 
 __all__ = [
@@ -60,26 +61,6 @@ __all__ = [
 ]
 
 PRNGS = ("splitmix", "key")
-
-
-class Trajectory(NamedTuple):
-    """Weights recorded along a training (or effective-flow) trajectory.
-
-    Attributes
-    ----------
-    times : (C,) float64, ``steps × lr`` (the book's time convention).
-    steps : (C,) int, the checkpoint step indices (weights recorded *after* that many updates).
-    weights : (..., C, N) for the single neuron; for ``model="committee"``/``"two_layer"`` a
-        :class:`localization.models.Params` whose leaves carry the same (..., C) axes in front of
-        their own shape. Leading axes: (parameter values,) + initialisations, as passed in.
-    loss : (..., C) mini-batch estimate of the MSE at each checkpoint (on the batch that step ``t``
-        of online SGD draws, or on the full data set), or ``None`` if not recorded.
-    """
-
-    times: Any
-    steps: Any
-    weights: Any
-    loss: Any = None
 
 
 # -------------------------------------------------------------------------------------------------
@@ -118,31 +99,6 @@ def _check_model(model, activation):
         raise ValueError(f"activation must be one of {_models.ACTIVATIONS}, got {activation!r}")
     if model == "neuron" and activation != "relu":
         raise ValueError(f"activation must be 'relu' for model='neuron' (paper M2), got {activation!r}")
-
-
-def checkpoint_steps(checkpoints: int | Sequence[int] | np.ndarray, steps: int) -> np.ndarray:
-    """Normalise ``checkpoints`` to a sorted int64 array of step indices in [0, steps].
-
-    ``checkpoints`` is an int C (C evenly spaced indices from 0 to ``steps`` inclusive, rounded,
-    duplicates dropped; C = 1 means only the final step) or a non-decreasing 1-D sequence of ints in
-    [0, steps] (same convention as ``theory.integrate_effective``).
-    """
-    steps = v.integer("steps", steps, minimum=0)
-    if isinstance(checkpoints, (int, np.integer)) and not isinstance(checkpoints, bool):
-        num = v.integer("checkpoints", checkpoints, minimum=1)
-        if num == 1:
-            return np.array([steps], dtype=np.int64)
-        return np.unique(np.round(np.linspace(0, steps, num)).astype(np.int64))
-    if isinstance(checkpoints, bool) or checkpoints is None or isinstance(checkpoints, (str, bytes, float)):
-        raise TypeError(f"checkpoints must be an int or a 1-D sequence of ints, got {checkpoints!r}")
-    arr = np.asarray(checkpoints)
-    if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
-        raise TypeError(f"checkpoints must be an int or a non-empty 1-D sequence of ints, got {checkpoints!r}")
-    if np.any(arr < 0) or np.any(arr > steps):
-        raise ValueError(f"checkpoints must lie in [0, steps={steps}], got {arr.tolist()}")
-    if np.any(np.diff(arr) < 0):
-        raise ValueError(f"checkpoints must be non-decreasing, got {arr.tolist()}")
-    return arr.astype(np.int64)
 
 
 def _float_dtype(dtype):

@@ -176,7 +176,7 @@ def test_sphere_marginal(D):
 
 def test_radial_moments():
     # E[artanh(U)^n], n = 1..4 against scipy quadrature of the density sech^2 v
-    from localization.data.marginals import ARTANH_MOMENTS as _ARTANH_MOMENTS
+    from localization.data.elliptical import ARTANH_MOMENTS as _ARTANH_MOMENTS
 
     for n in range(1, 5):
         ref = quad(lambda v: v**n / np.cosh(v) ** 2, 0, 60)

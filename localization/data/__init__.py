@@ -8,7 +8,8 @@ One concept per module:
 ``data.spectral``             the latent covariance C(xi), its root, the real Fourier basis, and the
                               spectral sampler of correlated normals
 ``data.quadrature``           tanh-sinh and adaptive quadrature for exact expectations
-``data.marginals``            the law of one coordinate of every model, with exact moments
+``data.marginals``            the law of one coordinate (exact moments, quadrature); those of the
+                              dimension-dependent elliptical laws are in ``data.elliptical``
 ``data.copula``               Gaussian copulas X_i = T(Z_i): Gaussian, NLGP, Kur, RootedKur
 ``data.ising``                the periodic Ising chain (exact sampler; the paper's Metropolis chains)
 ``data.elliptical``           elliptical laws: Student t, ellipse surface, radial law
@@ -32,16 +33,21 @@ cost is dominated by the random bits and the normal transform; see ``benchmarks/
 from localization.data.base import DataModel
 from localization.data.clone import GaussianClone
 from localization.data.copula import NLGP, CopulaModel, Gaussian, Kur, RootedKur, copula_covariance
-from localization.data.elliptical import EllipseSurface, EllipticalModel, RadialElliptical, StudentT
+from localization.data.elliptical import (
+    EllipseSurface,
+    EllipticalModel,
+    RadialElliptical,
+    RadialEllipticalMarginal,
+    SphereMarginal,
+    StudentT,
+)
 from localization.data.ising import Ising, ising_correlation, metropolis_ising
 from localization.data.marginals import (
     GaussianMarginal,
     KurMarginal,
     Marginal,
     NLGPMarginal,
-    RadialEllipticalMarginal,
     RademacherMarginal,
-    SphereMarginal,
     StudentTMarginal,
     kur_excess_kurtosis,
     kur_excess_kurtosis_zero,

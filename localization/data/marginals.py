@@ -30,7 +30,7 @@ import scipy.special as sp
 from jax.typing import ArrayLike
 
 from localization import validation as V
-from localization.data.quadrature import DEFAULT_ORDER, adaptive_quad, symmetric_from_upper, tanh_sinh
+from localization.data.quadrature import DEFAULT_ORDER, adaptive_quad, symmetric_from_upper
 
 __all__ = [
     "Marginal",
@@ -39,8 +39,6 @@ __all__ = [
     "KurMarginal",
     "RademacherMarginal",
     "StudentTMarginal",
-    "SphereMarginal",
-    "RadialEllipticalMarginal",
     "nlgp_normaliser",
     "nlgp_transform",
     "nlgp_excess_kurtosis",
@@ -49,7 +47,6 @@ __all__ = [
     "kur_transform",
     "kur_excess_kurtosis",
     "kur_excess_kurtosis_zero",
-    "radial_moments",
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -423,103 +420,3 @@ class StudentTMarginal(Marginal):
         z = jax.random.normal(k1, (num,), dtype)
         g = jax.random.gamma(k2, self.nu / 2, (num,), dtype)
         return z * jnp.sqrt((self.nu - 2.0) / (2.0 * g)).astype(dtype)
-
-
-# --------------------------------------------------------------------------------------------
-# elliptical: sphere surface and the radial law R = 2 + artanh(U)
-# --------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class SphereMarginal(Marginal):
-    """X = sqrt(D) <e, U>, U uniform on the unit sphere of R^D (elliptical data with R = 1).
-
-    T = <e, U> has density prop. to (1 - t^2)^((D-3)/2) on [-1, 1] ((T+1)/2 ~ Beta((D-1)/2, (D-1)/2));
-    E[T^2] = 1/D, E[T^4] = 3/(D(D+2)) => variance 1, excess kurtosis -6/(D+2).
-    """
-
-    dim: int = 40
-
-    def __post_init__(self):
-        object.__setattr__(self, "dim", V.integer("dim", self.dim, 2))
-
-    second_moment = property(lambda self: 1.0)
-    fourth_moment = property(lambda self: 3.0 * self.dim / (self.dim + 2.0))
-
-    def pdf(self, x: ArrayLike) -> np.ndarray:
-        D = self.dim
-        t = np.asarray(x, dtype=np.float64) / math.sqrt(D)
-        a = (D - 1) / 2
-        inside = np.abs(t) < 1
-        logc = -sp.betaln(a, a) - (D - 2) * math.log(2.0)
-        dens = np.exp(logc + (a - 1) * np.log1p(-np.where(inside, t * t, 0.0))) / math.sqrt(D)
-        return np.where(inside, dens, 0.0)
-
-    def _t_rule(self, order):
-        a = (self.dim - 3) / 2
-        t, w = sp.roots_jacobi(order, a, a)
-        return t, w / w.sum()
-
-    def _quadrature(self, order):
-        t, w = self._t_rule(order)
-        return math.sqrt(self.dim) * t, w
-
-    def _sample(self, key, num, dtype):
-        # first coordinate of a uniform point on the sphere: g_1 / |g|, g ~ N(0, I_D)
-        g = jax.random.normal(key, (num, self.dim), dtype)
-        t = g[:, 0] / jnp.linalg.norm(g, axis=1)
-        return (math.sqrt(self.dim) * t).astype(dtype)
-
-
-#: E[V^n], n = 0..4, for V = artanh(U), U ~ Unif(0, 1), U ~ Unif(0, 1) (density sech^2 v on v >= 0)
-ARTANH_MOMENTS = (1.0, math.log(2.0), math.pi**2 / 12, 9 * float(sp.zeta(3)) / 8, 7 * math.pi**4 / 240)
-
-
-def radial_moments() -> tuple[float, float]:
-    """E[R^2], E[R^4] for R = 2 + V."""
-    m = ARTANH_MOMENTS
-    r2 = 4 + 4 * m[1] + m[2]
-    r4 = 16 + 32 * m[1] + 24 * m[2] + 8 * m[3] + m[4]
-    return r2, r4
-
-
-@dataclass(frozen=True)
-class RadialEllipticalMarginal(Marginal):
-    """X = R sqrt(D / E[R^2]) <e, U>, R = 2 + artanh(V), V ~ Unif(0,1) (paper Sec. 4.3 density on r >= 2).
-
-    Excess kurtosis = 3 D E[R^4] / ((D + 2) E[R^2]^2) - 3 with E[R^2] = 4 + 4 ln 2 + pi^2/12 and
-    E[R^4] = 16 + 32 ln 2 + 2 pi^2 + 9 zeta(3) + 7 pi^4/240.
-    """
-
-    dim: int = 40
-
-    def __post_init__(self):
-        object.__setattr__(self, "dim", V.integer("dim", self.dim, 2))
-
-    second_moment = property(lambda self: 1.0)
-
-    @property
-    def fourth_moment(self) -> float:
-        r2, r4 = radial_moments()
-        D = self.dim
-        return 3.0 * D * r4 / ((D + 2.0) * r2**2)
-
-    def _quadrature(self, order):
-        # product rule: radial tanh-sinh in the tail probability of R, Gauss-Jacobi for T
-        r2, _ = radial_moments()
-        dl, dr, wr = tanh_sinh(0.0, 1.0, order)
-        # R = 2 + artanh(u) with 1 - u = dr: artanh(u) = 0.5 log((2 - dr)/dr)
-        r = 2.0 + 0.5 * np.log((2.0 - dr) / dr)
-        t, wt = SphereMarginal(self.dim)._t_rule(max(order // 2, 8))
-        c = math.sqrt(self.dim / r2)
-        nodes = (c * r[:, None] * t[None, :]).ravel()
-        weights = (wr[:, None] * wt[None, :]).ravel()
-        keep = weights > 0
-        return nodes[keep], weights[keep]
-
-    def _sample(self, key, num, dtype):
-        k1, k2 = jax.random.split(key)
-        r2, _ = radial_moments()
-        u = jax.random.uniform(k1, (num,), dtype)
-        r = 2.0 + jnp.arctanh(u)
-        t = SphereMarginal(self.dim)._sample(k2, num, dtype) / math.sqrt(self.dim)
-        return (r * t * math.sqrt(self.dim / r2)).astype(dtype)
-

@@ -54,7 +54,7 @@ from localization import data
 from localization import validation as v
 
 if TYPE_CHECKING:
-    from localization.train import Trajectory
+    from localization.trajectory import Trajectory
 
 __all__ = [
     "GaussianCopula",

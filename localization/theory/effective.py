@@ -42,7 +42,7 @@ from numpy.typing import ArrayLike
 
 from localization import validation as v
 from localization.theory.amplifier import PytreeAmplifier
-from localization.train import Trajectory, checkpoint_steps
+from localization.trajectory import Trajectory, checkpoint_steps
 
 __all__ = [
     "effective_vector_field",
