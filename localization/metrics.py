@@ -213,8 +213,9 @@ def normalized_distance(w_a: ArrayLike, w_b: ArrayLike) -> np.ndarray:
 # -------------------------------------------------------------------------------------------------
 # measurements on sampled curves
 # -------------------------------------------------------------------------------------------------
-def _crossing_row(x, row, level, direction, log):
-    """Crossing of one sampled curve ``row`` over the grid ``x`` (see :func:`first_crossing`)."""
+def _crossing_row(x, u, row, level, direction, log):
+    """Crossing of one sampled curve ``row`` over the grid ``x`` (see :func:`first_crossing`); ``u`` is
+    the axis interpolated in (``x``, or ``log x`` when ``log``)."""
     if direction == "up":
         reached = row >= level
         if reached[0]:
@@ -230,9 +231,8 @@ def _crossing_row(x, row, level, direction, log):
     j = hits[0]
     if direction == "either" and row[j] == level:
         return x[j]
-    u0, u1 = (np.log(x[j - 1]), np.log(x[j])) if log else (x[j - 1], x[j])
     y0, y1 = row[j - 1], row[j]
-    uc = u0 + (level - y0) / (y1 - y0) * (u1 - u0)
+    uc = u[j - 1] + (level - y0) / (y1 - y0) * (u[j] - u[j - 1])
     return float(np.exp(uc)) if log else float(uc)
 
 
@@ -283,7 +283,8 @@ def first_crossing(
     if log and np.any(t <= 0):
         raise ValueError("x must be positive when log=True")
     flat = y.reshape(-1, t.size)
-    out = np.array([_crossing_row(t, row, level, direction, log) for row in flat], dtype=np.float64)
+    u = np.log(t) if log else t
+    out = np.array([_crossing_row(t, u, row, level, direction, log) for row in flat], dtype=np.float64)
     if y.ndim == 1:
         return float(out[0])
     return out.reshape(y.shape[:-1])
