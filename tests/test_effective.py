@@ -16,7 +16,7 @@ from localization.theory import (
     expected_loss_gaussian,
     integrate_effective,
 )
-from localization.train import Trajectory
+from localization.trajectory import Trajectory
 
 N = 12
 S0 = C.covariance_matrix(0.7, (N,))

@@ -34,6 +34,7 @@ from numpy.typing import ArrayLike
 from localization import models, theory, train
 from localization import validation as v
 from localization.prng import splitmix_key
+from localization.trajectory import Trajectory
 
 __all__ = [
     "Comparison",
@@ -50,15 +51,15 @@ __all__ = [
 class Comparison(NamedTuple):
     """SGD and effective-flow trajectories from the same initialisations, on the same checkpoints.
 
-    ``sgd``, ``flow`` (exact φ) and ``taylor`` (cubic-Taylor φ, or None) are ``train.Trajectory``
-    objects with identical ``times`` (C,) and ``steps`` (C,) and weights (..., C, n); the SGD weights
-    are in the simulation dtype, the flows in float64. ``sigma0``, ``sigma1`` are the exact class
+    ``sgd``, ``flow`` (exact φ) and ``taylor`` (cubic-Taylor φ, or None) are ``localization.trajectory``
+    ``Trajectory`` objects with identical ``times`` (C,) and ``steps`` (C,) and weights (..., C, n); the
+    SGD weights are in the simulation dtype, the flows in float64. ``sigma0``, ``sigma1`` are the exact class
     covariances (n, n) used by the flows.
     """
 
-    sgd: train.Trajectory
-    flow: train.Trajectory | None
-    taylor: train.Trajectory | None
+    sgd: Trajectory
+    flow: Trajectory | None
+    taylor: Trajectory | None
     sigma0: np.ndarray
     sigma1: np.ndarray
 
@@ -157,12 +158,12 @@ def flow_sweep(
     n: int | None = None,
     taylor: bool = False,
     table: int | None = 4097,
-) -> train.Trajectory:
+) -> Trajectory:
     r"""The effective flow (exact φ) for each task of a parameter sweep, from the same ``w0``.
 
     The counterpart of ``train.train_sweep`` for the theory: for each task (e.g. NLGP at a grid of
     gains) φ and Σ₀, Σ₁ change, the initialisation does not. The compiled integrator is reused
-    across tasks (same shapes). Returns a ``train.Trajectory`` with weights (P, ..., C, n), P =
+    across tasks (same shapes). Returns a ``Trajectory`` with weights (P, ..., C, n), P =
     ``len(tasks)``; ``taylor=True`` uses the cubic-Taylor φ instead. ``table`` as in
     :func:`compare_flow_and_sgd`.
     """
@@ -182,7 +183,7 @@ def flow_sweep(
         )
         runs.append(tay if taylor else flow)
     weights = jnp.stack([r.weights for r in runs])
-    return train.Trajectory(times=runs[0].times, steps=runs[0].steps, weights=weights, loss=None)
+    return Trajectory(times=runs[0].times, steps=runs[0].steps, weights=weights, loss=None)
 
 
 # -------------------------------------------------------------------------------------------------

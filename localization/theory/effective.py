@@ -276,9 +276,9 @@ def integrate_effective(
 
     Returns
     -------
-    Trajectory (``localization.train.Trajectory``) with ``times`` (C,) = checkpoint steps × lr,
+    Trajectory (``localization.trajectory.Trajectory``) with ``times`` (C,) = checkpoint steps × lr,
     ``steps`` (C,), ``weights`` (..., C, n) float64 (the state *after* that many steps), ``loss=None``.
-    Checkpoints are parsed by ``localization.train.checkpoint_steps`` (same convention as training).
+    Checkpoints are parsed by ``localization.trajectory.checkpoint_steps`` (same convention as training).
     """
     phi = _as_pytree_phi(phi)
     lr = v.positive("lr", lr)
