@@ -31,6 +31,8 @@ from numpy.typing import ArrayLike
 
 from localization import theory
 from localization import validation as v
+from localization.models import Params
+from localization.trajectory import Trajectory
 
 __all__ = [
     "BOOK_STYLE",
@@ -97,11 +99,11 @@ def _weights_and_times(traj_or_weights, times, index, unit):
     """→ (C, N) float array of weights and (C,) times."""
     w = traj_or_weights
     t = times
-    if hasattr(w, "weights") and hasattr(w, "times"):  # a Trajectory
+    if isinstance(w, Trajectory):
         if times is None:
             t = w.times
         w = w.weights
-    if hasattr(w, "w") and hasattr(w, "_fields"):  # models.Params: first-layer weights (..., C, K, N)
+    if isinstance(w, Params):  # first-layer weights (..., C, K, N)
         w = np.asarray(w.w)
         if unit is None:
             if w.shape[-2] != 1:
