@@ -99,6 +99,8 @@ def test_flow_sweep_validation():
         cmp.flow_sweep([], w0, lr=0.1, steps=2)
     with pytest.raises(TypeError, match="taylor"):
         cmp.flow_sweep([data.LengthscaleTask.of(data.NLGP, xi=(1.0, 2.0), gain=1.0)], w0, lr=0.1, steps=2, taylor="yes")
+    with pytest.raises(TypeError, match=r"tasks\[1\] must be a data.LengthscaleTask"):
+        cmp.flow_sweep([data.family_task("NLGP", 1.0), object()], w0, lr=0.1, steps=2)
 
 
 # -------------------------------------------------------------------------------------------------

@@ -31,8 +31,9 @@ import jax.numpy as jnp
 import numpy as np
 from numpy.typing import ArrayLike
 
-from localization import models, theory, train
+from localization import data, models, theory, train
 from localization import validation as v
+from localization.data.task import Task
 from localization.prng import splitmix_key
 from localization.trajectory import Trajectory
 
@@ -127,9 +128,8 @@ def compare_flow_and_sgd(
         raise ValueError(f"w0 must have last axis of length n = {n}, got shape {w0.shape}")
     if not isinstance(taylor, bool):
         raise TypeError(f"taylor must be a bool, got {taylor!r}")
-    for name in ("covariances", "sample"):
-        if not callable(getattr(task, name, None)):
-            raise TypeError(f"task must have a {name} method (a data.LengthscaleTask), got {type(task).__name__}")
+    if not isinstance(task, data.LengthscaleTask):
+        raise TypeError(f"task must be a data.LengthscaleTask, got {type(task).__name__}")
     dtype = jnp.float32 if dtype is None else dtype
     sgd = train.train_online(
         key, task, w0, lr=lr, batch=batch, steps=steps, checkpoints=checkpoints, n=n, dtype=dtype, balanced=balanced
@@ -177,7 +177,9 @@ def flow_sweep(
         n = int(w0.shape[-1])
     n = v.integer("n", n, minimum=2)
     runs = []
-    for task in tasks:
+    for i, task in enumerate(tasks):
+        if not isinstance(task, data.LengthscaleTask):
+            raise TypeError(f"tasks[{i}] must be a data.LengthscaleTask, got {type(task).__name__}")
         flow, tay, _, _ = _flows(
             w0, task, n, lr=lr, steps=steps, checkpoints=checkpoints, taylor=taylor, exact=not taylor, table=table
         )
@@ -222,8 +224,8 @@ def monte_carlo_drift(
     n = v.integer("n", n, minimum=2)
     if w.shape[0] != n:
         raise ValueError(f"w must have length n = {n}, got shape {w.shape}")
-    if not callable(getattr(task, "sample", None)):
-        raise TypeError(f"task must have a sample method (a data.LengthscaleTask), got {type(task).__name__}")
+    if not isinstance(task, Task):
+        raise TypeError(f"task must be a data.Task (with a sample method), got {type(task).__name__}")
     m = num // chunks
     key = splitmix_key(key)  # the same fast bit generator as train_online's default (prng="splitmix")
     g = np.asarray(_drift_chunks(key, task, jnp.asarray(w), m=m, chunks=chunks, n=n))
