@@ -58,7 +58,7 @@ def _weights(name, w):
     return jnp.asarray(w)
 
 
-def ipr(w):
+def ipr(w: ArrayLike) -> jax.Array:
     r"""Inverse participation ratio along the last axis (paper App. A.3, as in Ingrosso & Goldt).
 
     .. math:: \mathrm{IPR}(w) = \frac{\sum_{i=1}^N w_i^4}{\bigl(\sum_{i=1}^N w_i^2\bigr)^2}
@@ -101,7 +101,7 @@ def ipr(w):
     return jnp.sum(u2 * u2, axis=-1) / jnp.sum(u2, axis=-1) ** 2
 
 
-def peak_position(w, *, signed: bool = False):
+def peak_position(w: ArrayLike, *, signed: bool = False) -> jax.Array:
     r"""Position of the receptive-field peak along the last axis.
 
     Default: :math:`\arg\max_i |w_i|`. Reason: with sign-symmetric data (S3) the single-neuron loss
@@ -128,7 +128,7 @@ def peak_position(w, *, signed: bool = False):
     return jnp.argmax(w if signed else jnp.abs(w), axis=-1)
 
 
-def circular_distance(i, j, n: int):
+def circular_distance(i: ArrayLike, j: ArrayLike, n: int) -> jax.Array:
     r"""Distance between positions ``i`` and ``j`` on a ring of ``n`` sites:
     :math:`\min(|i-j| \bmod n,\ n-|i-j| \bmod n)` (broadcasts; integer arrays)."""
     n = v.integer("n", n, 1)
@@ -306,7 +306,7 @@ def settling_step(curve: ArrayLike, tol: float) -> int:
     return 0 if idx.size == 0 else int(idx[-1] + 1)
 
 
-def sample_excess_kurtosis(x, axis: int = 0):
+def sample_excess_kurtosis(x: ArrayLike, axis: int = 0) -> jax.Array:
     r"""Plug-in excess kurtosis :math:`m_4/m_2^2 - 3` along ``axis``, with central sample moments
     :math:`m_k = \frac1M\sum (x - \bar x)^k` (the biased "g2" estimator; bias O(1/M)).
 
@@ -350,7 +350,7 @@ def _finite_float64(name, x, ndim_min):
     return x
 
 
-def circular_autocorr(x):
+def circular_autocorr(x: ArrayLike) -> np.ndarray:
     r"""Circular autocovariance of each periodic signal along the last axis.
 
     .. math:: s_{\dots,d} = \frac1N \sum_{i=0}^{N-1} x_{\dots,i}\, x_{\dots,(i+d) \bmod N},
@@ -383,7 +383,7 @@ def circular_autocorr(x):
     return np.fft.irfft(np.abs(f) ** 2, n=n, axis=-1) / n
 
 
-def mean_and_se(s, ddof: int = 1):
+def mean_and_se(s: ArrayLike, ddof: int = 1) -> tuple[np.ndarray, np.ndarray]:
     r"""Mean over independent samples (axis 0) and its standard error.
 
     .. math:: \bar s = \frac1M\sum_{m=1}^M s_m, \qquad

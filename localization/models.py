@@ -28,12 +28,14 @@ single neuron, 0.1 for the committee machine in the paper's figures). For a sing
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import partial
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from numpy.typing import ArrayLike
 
 from localization import validation as v
 
@@ -74,7 +76,7 @@ class Params(NamedTuple):
     c: Any = None
 
 
-def activation_fn(activation: str):
+def activation_fn(activation: str) -> Callable[[jax.Array], jax.Array]:
     """The pointwise nonlinearity named ``activation`` ("relu", "sigmoid" or "erf")."""
     if not isinstance(activation, str):
         raise TypeError(f"activation must be a string, one of {ACTIVATIONS}, got {activation!r}")
@@ -98,7 +100,7 @@ def _check_x(x, n_in: int):
     return x
 
 
-def relu_neuron(w, x):
+def relu_neuron(w: ArrayLike, x: ArrayLike) -> jax.Array:
     r"""Single ReLU neuron, paper (M2): :math:`\hat y = \mathrm{ReLU}(\langle w, x\rangle)`.
 
     Parameters
@@ -131,7 +133,7 @@ def _hidden(W, x, act, b):
     return activation_fn(act)(h)
 
 
-def committee(W, x, activation: str = "sigmoid", b=None):
+def committee(W: ArrayLike, x: ArrayLike, activation: str = "sigmoid", b: ArrayLike | None = None) -> jax.Array:
     r"""Soft committee machine: (M1) with readout fixed at 1/K,
     :math:`\hat y = \frac1K\sum_k \sigma(\langle w_k, x\rangle + b_k)`.
 
@@ -149,7 +151,7 @@ def committee(W, x, activation: str = "sigmoid", b=None):
     return jnp.mean(_hidden(W, x, activation, b), axis=-1)
 
 
-def two_layer(params: Params, x, activation: str = "relu"):
+def two_layer(params: Params, x: ArrayLike, activation: str = "relu") -> jax.Array:
     r"""Two-layer network with trainable readout, paper (M1):
     :math:`\hat y = c + \frac1K\sum_k a_k\,\sigma(\langle w_k, x\rangle + b_k)`.
 
@@ -182,7 +184,7 @@ def two_layer(params: Params, x, activation: str = "relu"):
     return out
 
 
-def predict(model: str, params, x, activation: str = "relu"):
+def predict(model: str, params: ArrayLike | Params, x: ArrayLike, activation: str = "relu") -> jax.Array:
     """Dispatch: ``model`` "neuron" (params = (N,) array), "committee" (Params or (K, N) array) or
     "two_layer" (Params). Returns (num,) predictions."""
     if model == "neuron":
@@ -208,7 +210,14 @@ def _parse_shape(shape):
     return tuple(v.integer(f"shape[{i}]", s, 1) for i, s in enumerate(shape))
 
 
-def init_weights(key, shape, init_scale: float = 1.0, *, num: int | None = None, dtype=jnp.float64):
+def init_weights(
+    key: jax.Array,
+    shape: int | tuple[int, ...],
+    init_scale: float = 1.0,
+    *,
+    num: int | None = None,
+    dtype: Any = jnp.float64,
+) -> jax.Array:
     r"""Xavier-normal weights with variance multiplied by ``init_scale``.
 
     Each entry is :math:`\mathcal N(0,\ \text{init\_scale}\cdot 2/(\text{fan}_\text{in}+\text{fan}_\text{out}))`
@@ -246,7 +255,7 @@ def _scaled_normal(key, std, shape, dtype):
 
 
 def init_params(
-    key,
+    key: jax.Array,
     K: int,
     N: int,
     init_scale: float = 0.1,
@@ -254,7 +263,7 @@ def init_params(
     model: str = "committee",
     bias: bool = False,
     num: int | None = None,
-    dtype=jnp.float64,
+    dtype: Any = jnp.float64,
 ) -> Params:
     """Initial :class:`Params` for ``model`` "committee" (w, optional b) or "two_layer" (w, a, optional b, c).
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -137,12 +138,12 @@ def _weights_and_times(traj_or_weights, times, index, unit):
 
 
 def plot_field_evolution(
-    ax,
-    trajectory_or_weights,
-    times=None,
+    ax: Any,
+    trajectory_or_weights: Trajectory | Params | ArrayLike,
+    times: ArrayLike | None = None,
     *,
-    index=None,
-    unit=None,
+    index: int | tuple[int, ...] | None = None,
+    unit: int | None = None,
     cmap: str = TIME_CMAP,
     colorbar: bool = True,
     every: int = 1,
@@ -150,7 +151,7 @@ def plot_field_evolution(
     alpha: float = 0.9,
     xlabel: str = "position $i$",
     ylabel: str = "weight $w_i$",
-):
+) -> tuple[list[Any], Any]:
     """Receptive field at every checkpoint, coloured by time (blue early → red late).
 
     Parameters
@@ -199,7 +200,16 @@ def plot_field_evolution(
     return lines, cb
 
 
-def plot_receptive_field(ax, w, n=None, *, color=None, label=None, vmax=None, **kwargs):
+def plot_receptive_field(
+    ax: Any,
+    w: ArrayLike,
+    n: int | tuple[int, ...] | None = None,
+    *,
+    color: Any = None,
+    label: str | None = None,
+    vmax: float | None = None,
+    **kwargs: Any,
+) -> Any:
     """One receptive field: a line over positions for 1-D inputs, a centred diverging image for a
     grid ``n = (n1, n2)`` (``w`` of length n1·n2, row-major). Returns the Line2D or AxesImage."""
     _check_ax(ax)
@@ -226,18 +236,18 @@ def plot_receptive_field(ax, w, n=None, *, color=None, label=None, vmax=None, **
 
 
 def plot_marginal(
-    ax,
-    marginal,
+    ax: Any,
+    marginal: Any,
     *,
-    xlim=None,
-    samples=None,
+    xlim: tuple[float, float] | None = None,
+    samples: ArrayLike | None = None,
     bins: int = 80,
     color: str = "k",
     label: str | None = None,
     gaussian_reference: bool = False,
     num_points: int = 801,
-    ymax=None,
-):
+    ymax: float | None = None,
+) -> list[Any]:
     """Law of one coordinate :math:`X_i` of a data model (``model.marginal``).
 
     Discrete laws (``marginal.is_discrete``) are drawn as stems at their atoms (heights = masses,
@@ -322,7 +332,16 @@ def plot_marginal(
     return artists
 
 
-def plot_samples(ax, x, y=None, *, num: int = 2, n=None, offset: float = 0.0, alpha: float = 0.9) -> list[Any]:
+def plot_samples(
+    ax: Any,
+    x: ArrayLike,
+    y: ArrayLike | None = None,
+    *,
+    num: int = 2,
+    n: int | None = None,
+    offset: float = 0.0,
+    alpha: float = 0.9,
+) -> list[Any]:
     """Draw the first ``num`` input vectors ``x`` (M, N) as lines over positions, coloured by class
     ``y`` (:data:`CLASS_COLORS`; black without labels), shifted by ``offset`` per sample.
     Returns the Line2D list."""
@@ -411,7 +430,7 @@ def plot_amplifier(top: Any, bottom: Any, marginal: Any, a: ArrayLike, *, name: 
     return dev
 
 
-def explorer(fn, /, **controls) -> None:
+def explorer(fn: Callable[..., Any], /, **controls: Any) -> None:
     """Display live controls that redraw ``fn(**values)`` in an output area (like ``ipywidgets.interact``).
 
     ``controls`` maps each keyword argument of ``fn`` to an ipywidgets value widget (slider,

@@ -85,7 +85,7 @@ class PytreeAmplifier(Protocol):
     def __call__(self, a: ArrayLike) -> jax.Array: ...
 
 
-def alg_inv(a):
+def alg_inv(a: ArrayLike) -> jax.Array:
     r"""Inverse algebraic sigmoid :math:`\mathrm{alg}^{-1}(a)=a/\sqrt{1-a^2}` (paper, below Eq. (6)).
 
     Computed as ``a / sqrt((1-a)(1+a))`` (no cancellation near :math:`|a|=1`). Returns ±inf at
@@ -206,7 +206,7 @@ class Amplifier:
         )
 
     # -- evaluation --------------------------------------------------------------------------------
-    def core(self, a):
+    def core(self, a: ArrayLike) -> jax.Array:
         """φ(a) without validation (jit-safe); see the module's domain policy. Any shape."""
         a = jnp.asarray(a, dtype=jnp.float64)
         if self.kind == "gaussian":
@@ -228,7 +228,7 @@ class Amplifier:
         edge = jnp.where(jnp.abs(a) == 1.0, jnp.sign(a) * self.abs_mean, jnp.nan)
         return jnp.where(inside, val, edge)
 
-    def __call__(self, a):
+    def __call__(self, a: ArrayLike) -> jax.Array:
         """φ(a) for ``a`` of any shape in [-1, 1]; concrete inputs are validated (``ValueError``)."""
         return self.core(_check_a(a))
 
@@ -258,7 +258,7 @@ def _two_atom_scale(nodes, weights):
     return None
 
 
-def amplifier(marginal, *, method: str = "auto", order: int | None = None) -> Amplifier:
+def amplifier(marginal: Marginal, *, method: str = "auto", order: int | None = None) -> Amplifier:
     r"""The amplifier :math:`\varphi` of ``marginal`` (paper Eq. (6)).
 
     Parameters
@@ -312,7 +312,7 @@ class AmplifierDerivatives(NamedTuple):
     third: float
 
 
-def amplifier_derivatives_at_zero(marginal) -> AmplifierDerivatives:
+def amplifier_derivatives_at_zero(marginal: Marginal) -> AmplifierDerivatives:
     r"""Exact :math:`\varphi'(0)=\sqrt{2/\pi}\,\mathbb E[X^2]` and
     :math:`\varphi'''(0)=\sqrt{2/\pi}\,(3\mathbb E[X^2]-\mathbb E[X^4])` from the marginal's exact moments.
 
@@ -352,15 +352,15 @@ class CubicTaylor:
     def tree_unflatten(cls, aux, children):
         return cls(*children)
 
-    def core(self, a):
+    def core(self, a: ArrayLike) -> jax.Array:
         a = jnp.asarray(a, dtype=jnp.float64)
         return self.first * a + self.third * a**3 / 6.0
 
-    def __call__(self, a):
+    def __call__(self, a: ArrayLike) -> jax.Array:
         return self.core(_check_a(a))
 
 
-def amplifier_taylor(marginal) -> CubicTaylor:
+def amplifier_taylor(marginal: Marginal) -> CubicTaylor:
     r"""Cubic Taylor approximation of φ about 0 (paper §3.2, App. B.1; coefficients corrected).
 
     Raises ``ValueError`` (naming ``marginal``) when the fourth moment of the marginal diverges, since
