@@ -79,8 +79,7 @@ def _label_word(index: int, label: Any) -> int:
         return zlib.crc32(label.encode("utf-8"))  # stable across Python processes, unlike hash()
     if isinstance(label, bool) or not isinstance(label, (numbers.Integral, np.integer)):
         raise TypeError(
-            f"labels[{index}] must be a str or a non-negative int, got {label!r} of type "
-            f"{type(label).__name__}"
+            f"labels[{index}] must be a str or a non-negative int, got {label!r} of type {type(label).__name__}"
         )
     if not 0 <= int(label) < 2**32:
         raise ValueError(f"labels[{index}] must satisfy 0 <= label < 2**32, got {int(label)}")

@@ -50,6 +50,8 @@ __all__ = [
     "init_params",
     "predict",
     "MODELS",
+    "check_architecture",
+    "flatten_initialisations",
 ]
 
 ACTIVATIONS = ("relu", "sigmoid", "erf")
@@ -302,3 +304,80 @@ def _init_params(key, std_w, std_k, K, N, model, bias, num, dtype):
 
 def _float_dtype(dtype):
     return v.floating_dtype("dtype", dtype)
+
+
+# -------------------------------------------------------------------------------------------------
+# initial parameters: validation and the initialisation axis
+# -------------------------------------------------------------------------------------------------
+def check_architecture(model: str, activation: str) -> None:
+    """Raise ``ValueError`` unless ``model`` is one of :data:`MODELS` and ``activation`` one of
+    :data:`ACTIVATIONS` (the single neuron M2 is a ReLU neuron)."""
+    if not isinstance(model, str) or model not in MODELS:
+        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    if not isinstance(activation, str) or activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
+    if model == "neuron" and activation != "relu":
+        raise ValueError(f"activation must be 'relu' for model='neuron' (paper M2), got {activation!r}")
+
+
+def _param_ndim(model: str) -> int:
+    return 1 if model == "neuron" else 2
+
+
+def flatten_initialisations(
+    w0: ArrayLike | Params, model: str, dtype: Any, N: int | None = None
+) -> tuple[Any, tuple[int, ...], int]:
+    """Validate initial parameters ``w0`` of ``model`` and merge their leading axes.
+
+    ``w0``: (..., N) array for the neuron; (..., K, N) array or :class:`Params` for the committee;
+    :class:`Params` (w, a, optional b, c) for the two-layer network. The leading axes ``...`` index
+    independent initialisations. Returns ``(params, lead, N_w)``: the parameters as NumPy arrays of
+    ``dtype`` with the leading axes merged into one axis of length I = prod(lead) (tracers stay
+    traced), the leading shape, and the input size (last axis of w).
+    """
+    if model == "neuron":
+        if isinstance(w0, Params):
+            raise TypeError("w0 must be an (..., N) array for model='neuron', got Params")
+        w = v.float_array("w0", w0, ndim_min=1)
+        params = jnp.asarray(w)
+        W = params
+    else:
+        if isinstance(w0, Params):
+            params = w0
+        elif model == "committee":
+            params = Params(w=v.float_array("w0", w0, ndim_min=2))
+        else:
+            raise TypeError("w0 must be a localization.models.Params (w, a, ...) for model='two_layer'")
+        W = v.float_array("w0.w", params.w, ndim_min=2)
+        if model == "committee" and (params.a is not None or params.c is not None):
+            raise ValueError("model='committee' has a fixed readout 1/K: w0.a and w0.c must be None")
+        if model == "two_layer" and params.a is None:
+            raise ValueError("model='two_layer' needs readout weights w0.a of shape (..., K)")
+    lead = tuple(W.shape[: W.ndim - _param_ndim(model)])
+    N_w = W.shape[-1]
+    if N is not None and N_w != N:
+        raise ValueError(f"w0 must have last axis of length N = prod(n) = {N}, got shape {tuple(W.shape)}")
+    if model != "neuron":
+        K = W.shape[-2]
+        own = {"b": (K,), "a": (K,), "c": ()}
+        for name in ("b", "a", "c"):
+            leaf = getattr(params, name)
+            if leaf is None:
+                continue
+            leaf = v.float_array(f"w0.{name}", leaf, ndim_min=0)
+            if tuple(leaf.shape) != lead + own[name]:
+                raise ValueError(f"w0.{name} must have shape {lead + own[name]}, got {tuple(leaf.shape)}")
+    I = int(np.prod(lead, dtype=np.int64)) if lead else 1
+
+    def flat(a):
+        # concrete values are prepared on the host (numpy): no small XLA programs to compile per call
+        if isinstance(a, jax.core.Tracer):
+            a = jnp.asarray(a, dtype)
+        else:
+            a = np.asarray(a, dtype)
+            if not np.all(np.isfinite(a)):
+                raise ValueError("w0 must be finite")
+        return a.reshape((I,) + a.shape[len(lead) :])
+
+    params = jax.tree_util.tree_map(flat, params)
+    return params, lead, N_w

@@ -44,9 +44,9 @@ def pytree_dataclass(cls: type[T]) -> type[T]:
 
     def unflatten(aux, children):
         obj = object.__new__(cls)
-        for name, value in zip(leaves, children):
+        for name, value in zip(leaves, children, strict=True):
             object.__setattr__(obj, name, value)
-        for name, value in zip(static, aux):
+        for name, value in zip(static, aux, strict=True):
             object.__setattr__(obj, name, value)
         return obj
 

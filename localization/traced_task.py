@@ -11,8 +11,9 @@ only in their leaves into one task with a leading sweep axis (``train.train_swee
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp

@@ -32,9 +32,9 @@ threefry's bits; ``prng="key"`` uses the implementation of the key passed in (e.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
 from functools import partial
-from typing import Any, NamedTuple, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -46,8 +46,8 @@ from localization import models as _models
 from localization import validation as v
 from localization.data.task import BalancedTask, Task
 from localization.prng import splitmix_key
-from localization.trajectory import Trajectory, checkpoint_steps
 from localization.traced_task import rebuild_task, split_task, stack_tasks
+from localization.trajectory import Trajectory, checkpoint_steps
 
 __all__ = [
     "Trajectory",
@@ -81,82 +81,21 @@ def mse(
     params : (N,) weights (``model="neuron"``), (K, N) array or :class:`~localization.models.Params`.
     x : (M, N) inputs; y : (M,) targets.
     """
-    _check_model(model, activation)
+    _models.check_architecture(model, activation)
     x = v.float_array("x", x, ndim_min=2)
     y = v.float_array("y", y, ndim_min=1)
     if y.ndim != 1 or x.ndim != 2 or y.shape[0] != x.shape[0]:
-        raise ValueError(f"x must be (M, N) and y (M,) with the same M, got shapes {tuple(x.shape)} and {tuple(y.shape)}")
+        raise ValueError(
+            f"x must be (M, N) and y (M,) with the same M, got shapes {tuple(x.shape)} and {tuple(y.shape)}"
+        )
     return _loss(params, x, y, model, activation)
 
 
 # -------------------------------------------------------------------------------------------------
 # argument handling
 # -------------------------------------------------------------------------------------------------
-def _check_model(model, activation):
-    if not isinstance(model, str) or model not in _models.MODELS:
-        raise ValueError(f"model must be one of {_models.MODELS}, got {model!r}")
-    if not isinstance(activation, str) or activation not in _models.ACTIVATIONS:
-        raise ValueError(f"activation must be one of {_models.ACTIVATIONS}, got {activation!r}")
-    if model == "neuron" and activation != "relu":
-        raise ValueError(f"activation must be 'relu' for model='neuron' (paper M2), got {activation!r}")
-
-
 def _float_dtype(dtype):
     return v.floating_dtype("dtype", dtype, allowed=("float32", "float64"))
-
-
-def _param_ndim(model):
-    return 1 if model == "neuron" else 2
-
-
-def _prepare_params(w0, model, dtype, N=None):
-    """Validate w0 for ``model``; return (params with one flat leading axis I, lead shape, N)."""
-    if model == "neuron":
-        if isinstance(w0, _models.Params):
-            raise TypeError("w0 must be an (..., N) array for model='neuron', got Params")
-        w = v.float_array("w0", w0, ndim_min=1)
-        params = jnp.asarray(w)
-        W = params
-    else:
-        if isinstance(w0, _models.Params):
-            params = w0
-        elif model == "committee":
-            params = _models.Params(w=v.float_array("w0", w0, ndim_min=2))
-        else:
-            raise TypeError("w0 must be a localization.models.Params (w, a, ...) for model='two_layer'")
-        W = v.float_array("w0.w", params.w, ndim_min=2)
-        if model == "committee" and (params.a is not None or params.c is not None):
-            raise ValueError("model='committee' has a fixed readout 1/K: w0.a and w0.c must be None")
-        if model == "two_layer" and params.a is None:
-            raise ValueError("model='two_layer' needs readout weights w0.a of shape (..., K)")
-    lead = tuple(W.shape[: W.ndim - _param_ndim(model)])
-    N_w = W.shape[-1]
-    if N is not None and N_w != N:
-        raise ValueError(f"w0 must have last axis of length N = prod(n) = {N}, got shape {tuple(W.shape)}")
-    if model != "neuron":
-        K = W.shape[-2]
-        own = {"b": (K,), "a": (K,), "c": ()}
-        for name in ("b", "a", "c"):
-            leaf = getattr(params, name)
-            if leaf is None:
-                continue
-            leaf = v.float_array(f"w0.{name}", leaf, ndim_min=0)
-            if tuple(leaf.shape) != lead + own[name]:
-                raise ValueError(f"w0.{name} must have shape {lead + own[name]}, got {tuple(leaf.shape)}")
-    I = int(np.prod(lead, dtype=np.int64)) if lead else 1
-
-    def flat(a):
-        # concrete values are prepared on the host (numpy): no small XLA programs to compile per call
-        if isinstance(a, jax.core.Tracer):
-            a = jnp.asarray(a, dtype)
-        else:
-            a = np.asarray(a, dtype)
-            if not np.all(np.isfinite(a)):
-                raise ValueError("w0 must be finite")
-        return a.reshape((I,) + a.shape[len(lead):])
-
-    params = jax.tree_util.tree_map(flat, params)
-    return params, lead, N_w
 
 
 def _unflatten(tree, lead, extra=()):
@@ -167,9 +106,9 @@ def _unflatten(tree, lead, extra=()):
         ne = len(extra)
         if isinstance(a, jax.core.Tracer):
             a = jnp.moveaxis(a, ne + 1, ne)  # (*extra, I, C, ...)
-            return a.reshape(extra + lead + a.shape[ne + 1:])
+            return a.reshape(extra + lead + a.shape[ne + 1 :])
         a = np.moveaxis(np.asarray(a), ne + 1, ne)
-        return jax.device_put(a.reshape(extra + lead + a.shape[ne + 1:]))
+        return jax.device_put(a.reshape(extra + lead + a.shape[ne + 1 :]))
 
     return jax.tree_util.tree_map(fix, tree)
 
@@ -190,12 +129,15 @@ def _n_arg(shape):
 
 def _check_task(task, balanced):
     if not isinstance(task, Task):
-        raise TypeError(f"task must have a sample(key, num, n, dtype) method (e.g. data.LengthscaleTask), got {type(task).__name__}")
+        raise TypeError(
+            f"task must have a sample(key, num, n, dtype) method (e.g. data.LengthscaleTask), got {type(task).__name__}"
+        )
     if not isinstance(balanced, bool):
         raise TypeError(f"balanced must be a bool, got {balanced!r}")
     if balanced and not isinstance(task, BalancedTask):
         raise TypeError(
-            f"balanced=True needs a task with sample_balanced(key, num, n, dtype) (a data.LengthscaleTask), got {type(task).__name__}"
+            "balanced=True needs a task with sample_balanced(key, num, n, dtype) (a data.LengthscaleTask), "
+            f"got {type(task).__name__}"
         )
 
 
@@ -224,7 +166,9 @@ def _sampler(task, n, batch, dtype, balanced):
     return sample
 
 
-def _online_core(key, task, static_task, params, lr, gaps, *, batch, n, model, activation, dtype, record_loss, balanced):
+def _online_core(
+    key, task, static_task, params, lr, gaps, *, batch, n, model, activation, dtype, record_loss, balanced
+):
     task = rebuild_task(task, static_task)
     lr = lr.astype(dtype)
     sample = _sampler(task, n, batch, dtype, balanced)
@@ -286,14 +230,14 @@ _run_gd = jax.jit(_gd_core, static_argnames=("model", "activation", "record_loss
 # public API
 # -------------------------------------------------------------------------------------------------
 def _common(w0, n, lr, steps, checkpoints, model, activation, dtype, record_loss):
-    _check_model(model, activation)
+    _models.check_architecture(model, activation)
     dtype = _float_dtype(dtype)
     lr = v.positive("lr", lr)
     steps = v.integer("steps", steps, minimum=0)
     if not isinstance(record_loss, bool):
         raise TypeError(f"record_loss must be a bool, got {record_loss!r}")
     ck = checkpoint_steps(checkpoints, steps)
-    params, lead, N_w = _prepare_params(w0, model, dtype)
+    params, lead, N_w = _models.flatten_initialisations(w0, model, dtype)
     shape, _ = _input_size(n, N_w)
     gaps = np.diff(np.concatenate([[0], ck])).astype(np.int32)
     return dtype, lr, ck, params, lead, shape, gaps
@@ -359,14 +303,27 @@ def train_online(
     Trajectory with ``times = steps × lr`` (C,), ``steps`` (C,), ``weights`` (..., C, N) (or Params),
     ``loss`` (..., C) or None.
     """
-    dtype, lr, ck, params, lead, shape, gaps = _common(w0, n, lr, steps, checkpoints, model, activation, dtype, record_loss)
+    dtype, lr, ck, params, lead, shape, gaps = _common(
+        w0, n, lr, steps, checkpoints, model, activation, dtype, record_loss
+    )
     batch = v.integer("batch", batch, minimum=2 if balanced else 1)
     _check_task(task, balanced)
     key = _prepare_key(key, prng)
     dyn, static = split_task(task)
     ws, ls = _run_online(
-        key, dyn, static, params, np.asarray(lr), gaps, batch=batch, n=_n_arg(shape), model=model,
-        activation=activation, dtype=dtype, record_loss=record_loss, balanced=balanced,
+        key,
+        dyn,
+        static,
+        params,
+        np.asarray(lr),
+        gaps,
+        batch=batch,
+        n=_n_arg(shape),
+        model=model,
+        activation=activation,
+        dtype=dtype,
+        record_loss=record_loss,
+        balanced=balanced,
     )
     return _trajectory(ck, lr, ws, ls, lead)
 
@@ -396,7 +353,9 @@ def train_sweep(
     -------
     Trajectory with ``weights`` (P, ..., C, N) and ``loss`` (P, ..., C) (or None), P = len(tasks).
     """
-    dtype, lr, ck, params, lead, shape, gaps = _common(w0, n, lr, steps, checkpoints, model, activation, dtype, record_loss)
+    dtype, lr, ck, params, lead, shape, gaps = _common(
+        w0, n, lr, steps, checkpoints, model, activation, dtype, record_loss
+    )
     batch = v.integer("batch", batch, minimum=2 if balanced else 1)
     stacked = stack_tasks(tasks, dtype)
     for t in tasks:
@@ -404,8 +363,19 @@ def train_sweep(
     key = _prepare_key(key, prng)
     dyn, spec = split_task(stacked)
     ws, ls = _run_sweep(
-        key, dyn, spec, params, np.asarray(lr), gaps, batch=batch, n=_n_arg(shape), model=model,
-        activation=activation, dtype=dtype, record_loss=record_loss, balanced=balanced,
+        key,
+        dyn,
+        spec,
+        params,
+        np.asarray(lr),
+        gaps,
+        batch=batch,
+        n=_n_arg(shape),
+        model=model,
+        activation=activation,
+        dtype=dtype,
+        record_loss=record_loss,
+        balanced=balanced,
     )
     return _trajectory(ck, lr, ws, ls, lead, extra=(len(tasks),))
 
@@ -428,15 +398,25 @@ def train_on_data(
     x = v.float_array("x", x, ndim_min=2)
     y = v.float_array("y", y, ndim_min=1)
     if x.ndim != 2 or y.ndim != 1 or x.shape[0] != y.shape[0]:
-        raise ValueError(f"x must be (M, N) and y (M,) with the same M, got shapes {tuple(x.shape)} and {tuple(y.shape)}")
+        raise ValueError(
+            f"x must be (M, N) and y (M,) with the same M, got shapes {tuple(x.shape)} and {tuple(y.shape)}"
+        )
     if dtype is None:
         dtype = x.dtype if jnp.issubdtype(x.dtype, jnp.floating) else jnp.float64
-    dtype, lr, ck, params, lead, shape, gaps = _common(w0, None, lr, steps, checkpoints, model, activation, dtype, record_loss)
+    dtype, lr, ck, params, lead, shape, gaps = _common(
+        w0, None, lr, steps, checkpoints, model, activation, dtype, record_loss
+    )
     if x.shape[1] != shape[0]:
         raise ValueError(f"x must have N = {shape[0]} columns (w0's last axis), got shape {tuple(x.shape)}")
     ws, ls = _run_gd(
-        jnp.asarray(x, dtype), jnp.asarray(y, dtype), params, np.asarray(lr), gaps, model=model,
-        activation=activation, record_loss=record_loss,
+        jnp.asarray(x, dtype),
+        jnp.asarray(y, dtype),
+        params,
+        np.asarray(lr),
+        gaps,
+        model=model,
+        activation=activation,
+        record_loss=record_loss,
     )
     return _trajectory(ck, lr, ws, ls, lead)
 
@@ -473,6 +453,14 @@ def train_full_batch(
         n_arg = _n_arg(v.shape("n", n, minimum=1))
     x, y = task.sample(key, batch, n_arg, dtype)
     return train_on_data(
-        x, y, w0, lr=lr, steps=steps, checkpoints=checkpoints, model=model, activation=activation,
-        dtype=dtype, record_loss=record_loss,
+        x,
+        y,
+        w0,
+        lr=lr,
+        steps=steps,
+        checkpoints=checkpoints,
+        model=model,
+        activation=activation,
+        dtype=dtype,
+        record_loss=record_loss,
     )

@@ -29,9 +29,7 @@ def real_scalar(name: str, value: Any) -> float:
                 else:
                     raise TypeError
             except (TypeError, AttributeError):
-                raise TypeError(
-                    f"{name} must be a real number, got {value!r} of type {type(value).__name__}"
-                ) from None
+                raise TypeError(f"{name} must be a real number, got {value!r} of type {type(value).__name__}") from None
     value = float(value)
     if not math.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value}")
@@ -115,9 +113,7 @@ def key(name: str, value: Any) -> Any:
             return value
         if value.dtype == jnp.uint32 and value.shape == (2,):
             return value
-    raise TypeError(
-        f"{name} must be a single JAX PRNG key (jax.random.key(seed)), got {value!r}"
-    )
+    raise TypeError(f"{name} must be a single JAX PRNG key (jax.random.key(seed)), got {value!r}")
 
 
 def floating_dtype(name: str, value: Any, allowed: tuple[str, ...] | None = None) -> np.dtype:

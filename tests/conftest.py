@@ -5,18 +5,18 @@ import os
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-import jax  # noqa: E402
+import jax
 
 jax.config.update("jax_enable_x64", True)
-
-import localization  # noqa: E402,F401  (fails collection early if the package does not import)
-from localization.book import is_measured_output  # noqa: E402
 
 # Payloads nbval must not compare (figures and widget views): the list the reference notebooks are
 # stripped of. Everything else a chapter prints or returns as text is compared with its reference,
 # except the outputs of localization.book.glue_measured / show_measured, which the references do
 # not store (strip_reference drops them) and which are dropped from the executed outputs below.
 from strip_reference import UNCOMPARED as _UNCOMPARED  # noqa: E402  (tests/ is on sys.path)
+
+import localization  # noqa: E402,F401  (fails collection early if the package does not import)
+from localization.book import is_measured_output  # noqa: E402
 
 
 def _without_measured(outputs):

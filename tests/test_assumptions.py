@@ -1,6 +1,5 @@
 """Tests of the measurable assumptions A1–A3 (paper §3.1)."""
 
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -116,8 +115,9 @@ def test_validation():
     with pytest.raises(ValueError, match="sigma must have shape"):
         A.a2_discrepancy_copula(A.gaussian_copula(data.NLGP(2.0, 1.1), N), np.eye(3), w, key=jax.random.key(0))
     with pytest.raises(ValueError, match="w must be a single"):
-        A.a2_discrepancy_copula(A.gaussian_copula(data.NLGP(2.0, 1.1), N), np.eye(N), np.ones((2, N)),
-                                key=jax.random.key(0))
+        A.a2_discrepancy_copula(
+            A.gaussian_copula(data.NLGP(2.0, 1.1), N), np.eye(N), np.ones((2, N)), key=jax.random.key(0)
+        )
     with pytest.raises(ValueError, match="nodes"):
         A.a2_discrepancy(data.NLGP(2.0, 1.1), N, w, key=jax.random.key(0), nodes=1)
     with pytest.raises(ValueError, match="sigma must be a square"):

@@ -48,9 +48,9 @@ def test_looks_float32_separates_float32_results_from_float64_and_short_decimals
     x32 = jnp.float32(0.1) * jnp.float32(3.3)
     assert book.looks_float32(float(x32)) and book.looks_float32(x32)
     assert book.looks_float32(jnp.ones(3, jnp.float32))
-    assert not book.looks_float32(0.1 * 3.3)                    # float64 arithmetic
+    assert not book.looks_float32(0.1 * 3.3)  # float64 arithmetic
     assert not book.looks_float32(float(np.float64(2) / 3))
-    for simple in (0.5, 0.25, 3.0, 1e-3, 7, -0.125):            # short decimals are exact anyway
+    for simple in (0.5, 0.25, 3.0, 1e-3, 7, -0.125):  # short decimals are exact anyway
         assert not book.looks_float32(simple)
     assert not book.looks_float32(np.array([0.1 * 3.3, 0.5]))
 
@@ -75,7 +75,7 @@ def test_measured_outputs_are_marked_and_exact_ones_are_not(monkeypatch):
     book.glue_exact("r", 0.1 + 0.2, significant=3)
     book.show_measured("| a |\n| - |", markdown=True)
     (m_data, m_meta), (e_data, e_meta), (s_data, s_meta), (r_data, _), (t_data, t_meta) = shown
-    assert r_data["application/papermill.record/text/plain"] == "0.3"   # 0.30000000000000004 rounded
+    assert r_data["application/papermill.record/text/plain"] == "0.3"  # 0.30000000000000004 rounded
     assert t_data["text/markdown"] == "| a |\n| - |" and book.is_measured_output({"metadata": t_meta})
     assert book.is_measured_output({"metadata": m_meta}) and m_meta["scrapbook"]["name"] == "m"
     assert not book.is_measured_output({"metadata": e_meta})

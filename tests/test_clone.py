@@ -113,8 +113,7 @@ def test_task_rejects_wrong_order_of_clones():
 
 
 def test_clone_in_a_lengthscale_task():
-    task = data.LengthscaleTask(GaussianClone(data.NLGP(xi=1.0, gain=3.0)),
-                                GaussianClone(data.NLGP(xi=3.0, gain=3.0)))
+    task = data.LengthscaleTask(GaussianClone(data.NLGP(xi=1.0, gain=3.0)), GaussianClone(data.NLGP(xi=3.0, gain=3.0)))
     x, y = task.sample(jax.random.key(4), 64, 10)
     assert x.shape == (64, 10) and y.shape == (64,)
     s0, s1 = task.covariances(10)

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from localization.data import spectral as _cov
 from localization import data
+from localization.data import spectral as _cov
 
 XIS = [0.05, 0.3, 1.0, 3.0, 15.0, 100.0, 1000.0]
 SHAPES = [2, 3, 40, (5, 7)]

@@ -96,7 +96,7 @@ def test_nlgp_covariance_closed_form_vs_copula_quadrature():
     Zn = float(data.nlgp_normaliser(g))
     C = data.covariance(2.0, 12)
     S = data.NLGP(2.0, g).covariance(12)
-    for c, s in zip(C[0, 1:7], S[0, 1:7]):
+    for c, s in zip(C[0, 1:7], S[0, 1:7], strict=True):
         assert abs(copula_covariance(lambda z: sp.erf(g * z) / Zn, c) - s) < 1e-13
 
 
@@ -149,10 +149,13 @@ def test_task_labels_and_class_covariances():
     assert np.abs(emp_cov(x[y == 1]) - S1).max() < tol
     assert np.abs(emp_cov(x[y == 0]) - S0).max() < tol
 
+
 @pytest.mark.parametrize(
     "task",
-    [data.LengthscaleTask.of(data.Kur, xi=(1.0, 3.0), k=(10.0, 4.5)),  # shared draw, two transforms
-     data.LengthscaleTask.of(data.Ising, J=(0.3, 0.7))],  # independent draws per class
+    [
+        data.LengthscaleTask.of(data.Kur, xi=(1.0, 3.0), k=(10.0, 4.5)),  # shared draw, two transforms
+        data.LengthscaleTask.of(data.Ising, J=(0.3, 0.7)),
+    ],  # independent draws per class
     ids=["kur-two-k", "ising"],
 )
 def test_task_class_laws(task):
@@ -182,8 +185,14 @@ def test_task_validation():
 # ---------------------------------------------------------------- validation
 @pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf")])
 def test_bad_xi(bad):
-    for cls, kw in [(data.Gaussian, {}), (data.NLGP, {"gain": 1.0}), (data.Kur, {"k": 5.0}),
-                    (data.StudentT, {"nu": 3.0}), (data.EllipseSurface, {}), (data.RadialElliptical, {})]:
+    for cls, kw in [
+        (data.Gaussian, {}),
+        (data.NLGP, {"gain": 1.0}),
+        (data.Kur, {"k": 5.0}),
+        (data.StudentT, {"nu": 3.0}),
+        (data.EllipseSurface, {}),
+        (data.RadialElliptical, {}),
+    ]:
         with pytest.raises(ValueError, match="xi"):
             cls(bad, **kw)
 

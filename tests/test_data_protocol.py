@@ -12,9 +12,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from test_data import emp_cov, translation_z
 
 from localization import data
-from test_data import emp_cov, translation_z
 
 KEY = jax.random.key(0)
 N = 16
@@ -37,8 +37,10 @@ MODELS = [
 
 def test_every_public_model_is_listed():
     public = {
-        name for name in data.__all__
-        if isinstance(getattr(data, name), type) and issubclass(getattr(data, name), data.DataModel)
+        name
+        for name in data.__all__
+        if isinstance(getattr(data, name), type)
+        and issubclass(getattr(data, name), data.DataModel)
         and not getattr(data, name).__abstractmethods__
     }
     assert public == {type(m).__name__ for m in MODELS}

@@ -57,8 +57,7 @@ def test_unit_variance_exact_and_quadrature(m):
 @pytest.mark.parametrize("g", [0.01, 0.3, 1.0, 1.1, 3.0, 100.0])
 def test_nlgp_normaliser_closed_form_vs_quadrature(g):
     pts = [p for p in (0.25 / g, 0.5 / g, 1 / g, 2 / g, 4 / g, 1.0, 3.0) if p < 40]
-    ref = 2 * quad(lambda z: sp.erf(g * z) ** 2 * np.exp(-z * z / 2) / math.sqrt(2 * math.pi), 0, 40,
-                   points=pts)
+    ref = 2 * quad(lambda z: sp.erf(g * z) ** 2 * np.exp(-z * z / 2) / math.sqrt(2 * math.pi), 0, 40, points=pts)
     assert abs(float(data.nlgp_normaliser(g)) ** 2 - ref) < 1e-13
 
 
@@ -92,8 +91,10 @@ def test_nlgp_fourth_moment_limits():
 def test_nlgp_excess_kurtosis_vs_quadrature_of_erf_moments(g):
     # independent of the library: E[erf(gZ)^4] / E[erf(gZ)^2]^2 - 3 by adaptive quadrature
     pts = [p for p in (0.25 / g, 0.5 / g, 1 / g, 2 / g, 4 / g, 1.0, 3.0) if p < 40]
-    mom = lambda p: 2 * quad(lambda z: sp.erf(g * z) ** p * np.exp(-z * z / 2) / math.sqrt(2 * math.pi),  # noqa: E731
-                             0, 40, points=pts)
+
+    def mom(p):
+        return 2 * quad(lambda z: sp.erf(g * z) ** p * np.exp(-z * z / 2) / math.sqrt(2 * math.pi), 0, 40, points=pts)
+
     ref = mom(4) / mom(2) ** 2 - 3
     assert abs(data.nlgp_excess_kurtosis(g) / ref - 1) < 1e-9
     assert abs(data.NLGPMarginal(g).excess_kurtosis / ref - 1) < 1e-9
@@ -136,7 +137,7 @@ def test_kur_quantile_accurate_in_tails():
             x = m.upper_quantile(p)
             # 1 - F(x) computed without cancellation: 1 - F = (1 - y/(1+y^k)^(1/k))/2
             y = x * m.normaliser
-            tail = -0.5 * np.expm1(-np.log1p(y ** -k) / k) if y > 1 else 0.5 * (1 - y / (1 + y**k) ** (1 / k))
+            tail = -0.5 * np.expm1(-np.log1p(y**-k) / k) if y > 1 else 0.5 * (1 - y / (1 + y**k) ** (1 / k))
             assert abs(tail / p - 1) < 1e-12, (k, p)
 
 
@@ -159,7 +160,10 @@ def test_student_t_moments_and_quadrature(nu):
     assert m.excess_kurtosis == (math.inf if nu <= 4 else pytest.approx(6 / (nu - 4), rel=1e-14))
     for a in A_VALUES:
         f = amp_integrand(a)
-        g = lambda x: 2 * f(x) * m.pdf(x)  # noqa: E731
+
+        def g(x, f=f):
+            return 2 * f(x) * m.pdf(x)
+
         assert abs(m.expect(f) - (quad(g, 0, 10) + quad(g, 10, np.inf))) < 1e-11
 
 
@@ -179,7 +183,7 @@ def test_radial_moments():
     from localization.data.elliptical import ARTANH_MOMENTS as _ARTANH_MOMENTS
 
     for n in range(1, 5):
-        ref = quad(lambda v: v**n / np.cosh(v) ** 2, 0, 60)
+        ref = quad(lambda v, n=n: v**n / np.cosh(v) ** 2, 0, 60)
         assert abs(ref - _ARTANH_MOMENTS[n]) < 1e-12
     m = data.RadialEllipticalMarginal(40)
     x, w = m.quadrature()

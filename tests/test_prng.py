@@ -67,7 +67,7 @@ def test_normal_matches_its_formula_in_float64():
     assert np.abs(got - want).max() < 1e-6
     # the support: |z| <= sqrt(-2 log 2^-24) = sqrt(48 log 2), attained by U's first cell at angle 0
     assert np.abs(got).max() <= math.sqrt(48 * math.log(2)) * (1 + 1e-6)
-    np.testing.assert_allclose(np.abs(got[-len(ext):][0]), math.sqrt(48 * math.log(2)), rtol=1e-6)
+    np.testing.assert_allclose(np.abs(got[-len(ext) :][0]), math.sqrt(48 * math.log(2)), rtol=1e-6)
 
 
 @pytest.mark.parametrize("z", [-4.0, -2.5, -1.0, -0.3, 0.0, 0.05, 0.7, 1.5, 3.0, 5.0])

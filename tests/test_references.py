@@ -12,9 +12,7 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CHAPTERS = sorted(
-    p for p in (ROOT / "book").glob("*.md") if "\nkernelspec:" in p.read_text(encoding="utf-8")[:600]
-)
+CHAPTERS = sorted(p for p in (ROOT / "book").glob("*.md") if "\nkernelspec:" in p.read_text(encoding="utf-8")[:600])
 
 
 def _cells(nb):

@@ -41,13 +41,23 @@ def render(page: str) -> str:
     assert html.exists(), f"{html} missing: build the book first"
     with tempfile.TemporaryDirectory() as profile:
         cmd = [
-            _chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            "--disable-quic", f"--user-data-dir={profile}",
+            _chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-quic",
+            f"--user-data-dir={profile}",
             # No network at all: names do not resolve and the proxy is a closed local port.
-            "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
-            "--allow-file-access-from-files", "--virtual-time-budget=20000",
-            "--dump-dom", html.as_uri(),
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--proxy-server=127.0.0.1:9",
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=20000",
+            "--dump-dom",
+            html.as_uri(),
         ]
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
@@ -65,7 +75,11 @@ class _Resources(HTMLParser):
         attrs = dict(attrs)
         if tag in ("script", "img", "iframe", "source", "video", "audio") and attrs.get("src"):
             self.urls.append(attrs["src"])
-        if tag == "link" and attrs.get("href") and attrs.get("rel") in ("stylesheet", "preload", "icon", "modulepreload"):
+        if (
+            tag == "link"
+            and attrs.get("href")
+            and attrs.get("rel") in ("stylesheet", "preload", "icon", "modulepreload")
+        ):
             self.urls.append(attrs["href"])
 
 

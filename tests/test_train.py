@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from localization import models, train
+from localization.data import NLGP, Gaussian, LengthscaleTask
 from localization.data import spectral as _covariance
 from localization.prng import splitmix_key
-from localization.data import NLGP, Gaussian, LengthscaleTask
 
 N = 10
 XI = (1.0, 3.0)
@@ -70,10 +70,10 @@ def test_one_step_of_gd_is_w_minus_lr_grad_for_every_model():
     ]
     for model, act, p in cases:
         tr = train.train_on_data(x, y, p, lr=0.3, steps=1, checkpoints=[0, 1], model=model, activation=act)
-        g = jax.grad(lambda q: train.mse(q, x, y, model=model, activation=act))(p)
+        g = jax.grad(lambda q, model=model, act=act: train.mse(q, x, y, model=model, activation=act))(p)
         expect = jax.tree_util.tree_map(lambda a, b: a - 0.3 * b, p, g)
         got = jax.tree_util.tree_map(lambda a: a[1], tr.weights)
-        for e, o in zip(jax.tree_util.tree_leaves(expect), jax.tree_util.tree_leaves(got)):
+        for e, o in zip(jax.tree_util.tree_leaves(expect), jax.tree_util.tree_leaves(got), strict=True):
             np.testing.assert_allclose(o, e, rtol=1e-12, atol=1e-15)
 
 
@@ -105,7 +105,13 @@ def test_full_batch_gd_on_a_huge_batch_follows_the_exact_flow():
     w0 = 0.3 * np.random.default_rng(3).normal(size=(2, N))
     lr, steps = 0.05, 40  # t = 2
     tr = train.train_full_batch(
-        jax.random.key(6), gaussian_task(), w0, lr=lr, batch=200_000, steps=steps, checkpoints=[0, 20, 40],
+        jax.random.key(6),
+        gaussian_task(),
+        w0,
+        lr=lr,
+        batch=200_000,
+        steps=steps,
+        checkpoints=[0, 20, 40],
     )
     assert tr.weights.dtype == jnp.float32
     for i in range(2):
@@ -184,7 +190,14 @@ def test_balanced_labels_follow_the_flow_too():
     w0 = 0.3 * np.random.default_rng(4).normal(size=N)
     lr, steps = 0.02, 100
     tr = train.train_online(
-        jax.random.key(13), gaussian_task(), w0, lr=lr, batch=20_000, steps=steps, checkpoints=1, balanced=True,
+        jax.random.key(13),
+        gaussian_task(),
+        w0,
+        lr=lr,
+        batch=20_000,
+        steps=steps,
+        checkpoints=1,
+        balanced=True,
     )
     ref = exact_flow(w0, lr, steps, s0, s1)[-1]
     assert np.linalg.norm(np.asarray(tr.weights[-1]) - ref) / np.linalg.norm(ref) < 0.03
@@ -194,8 +207,16 @@ def test_committee_and_grid_inputs_run_with_correct_shapes():
     task = LengthscaleTask(Gaussian(1.0), Gaussian(2.0))
     p = models.init_params(jax.random.key(0), 4, 36, 0.1, bias=True, num=2)
     tr = train.train_online(
-        jax.random.key(1), task, p, lr=0.5, batch=100, steps=5, checkpoints=2, n=(6, 6),
-        model="committee", activation="sigmoid",
+        jax.random.key(1),
+        task,
+        p,
+        lr=0.5,
+        batch=100,
+        steps=5,
+        checkpoints=2,
+        n=(6, 6),
+        model="committee",
+        activation="sigmoid",
     )
     assert tr.weights.w.shape == (2, 2, 4, 36) and tr.weights.b.shape == (2, 2, 4)
     np.testing.assert_allclose(tr.weights.w[:, 0], np.asarray(p.w, np.float32))

@@ -27,7 +27,8 @@ A new data model is one module defining a subclass (``_sample``, ``_covariance``
 from __future__ import annotations
 
 import abc
-from typing import Any, Callable, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -92,7 +93,7 @@ class DataModel(abc.ABC):
         self.check_shape(shape)
         return self._covariance(shape)
 
-    def check_shape(self, shape: tuple[int, ...]) -> None:
+    def check_shape(self, shape: tuple[int, ...]) -> None:  # noqa: B027 (a default: every shape is valid)
         """Raise ``ValueError`` when the model is not defined on input shape ``shape`` (default: any)."""
 
     @property

@@ -54,9 +54,7 @@ class GaussianClone(DataModel):
 
     def __post_init__(self):
         if not isinstance(self.source, DataModel):
-            raise TypeError(
-                f"source must be a data model (e.g. data.NLGP(xi, gain)), got {type(self.source).__name__}"
-            )
+            raise TypeError(f"source must be a data model (e.g. data.NLGP(xi, gain)), got {type(self.source).__name__}")
         try:
             hash(self.source)
         except TypeError:
@@ -92,4 +90,3 @@ class GaussianClone(DataModel):
         root = _root(self.source, shape)
         g = spectral.standard_normals(key, (num, root.shape[0]), dtype)
         return g @ jnp.asarray(root, dtype)
-

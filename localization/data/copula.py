@@ -31,7 +31,8 @@ from __future__ import annotations
 import abc
 import functools
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -80,7 +81,7 @@ def copula_covariance(
     t2 = math.pi - t1  # a cos t + b sin t = 0
     edges = sorted({0.0, t1, t2, math.pi})
     total = 0.0
-    for lo, hi in zip(edges[:-1], edges[1:]):
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
         if hi - lo <= 0:
             continue
         tl, tr, wt = tanh_sinh(lo, hi, order)
@@ -94,7 +95,6 @@ def copula_covariance(
         f = h(z1) * h(z2)
         total += float(np.sum(wr[:, None] * wt[None, :] * f))
     return total / math.pi
-
 
 
 class CopulaModel(DataModel):

@@ -75,7 +75,6 @@ class StudentT(EllipticalModel):
         return z * jnp.sqrt((nu - 2.0) / (2.0 * g))
 
 
-
 class FixedDimensionModel(EllipticalModel):
     """An elliptical law whose marginal depends on the dimension ``dim`` (= prod(n), checked)."""
 
@@ -228,4 +227,3 @@ class RadialEllipticalMarginal(Marginal):
         r = 2.0 + jnp.arctanh(u)
         t = SphereMarginal(self.dim)._sample(k2, num, dtype) / math.sqrt(self.dim)
         return (r * t * math.sqrt(self.dim / r2)).astype(dtype)
-

@@ -36,7 +36,6 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from localization import validation as V
-from localization.data import spectral
 from localization.data.base import DataModel, concrete, family_parameter
 from localization.data.marginals import RademacherMarginal
 from localization.pytree import pytree_dataclass
@@ -156,7 +155,8 @@ def metropolis_ising(
         J: coupling (real; ``J > 0`` ferromagnetic, the sign convention of ``data.Ising``).
         n: chain length (int ≥ 2).
         num: number of chains = number of returned examples (int ≥ 1).
-        num_flips: proposed single-spin flips per chain (int ≥ 0; the paper's public code used 1000 by default and 2000 for Fig. 3).
+        num_flips: proposed single-spin flips per chain (int ≥ 0; the paper's public code used 1000 by
+            default and 2000 for Fig. 3).
             ``num_flips = 0`` returns the uniform start (independent ±1 spins).
         dtype: floating dtype of the result.
 

@@ -20,8 +20,9 @@ from __future__ import annotations
 import abc
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -48,6 +49,7 @@ __all__ = [
     "kur_excess_kurtosis",
     "kur_excess_kurtosis_zero",
 ]
+
 
 # --------------------------------------------------------------------------------------------
 # base class
@@ -175,7 +177,7 @@ def _nlgp_raw_moment(gain: float, power: int) -> float:
 
     # piecewise adaptive quadrature on [0, zmax]; the Gaussian weight is < 1e-340 beyond
     edges = [0.0] + [p for p in pts if 0 < p < zmax] + [zmax]
-    return sum(adaptive_quad(f, a, b) for a, b in zip(edges[:-1], edges[1:]))
+    return sum(adaptive_quad(f, a, b) for a, b in zip(edges[:-1], edges[1:], strict=True))
 
 
 @functools.lru_cache(maxsize=256)
@@ -228,8 +230,11 @@ class NLGPMarginal(Marginal):
         y = Zn * x
         inside = np.abs(y) < 1
         z = np.where(inside, sp.erfinv(np.where(inside, y, 0.0)) / self.gain, 0.0)
-        dens = Zn * np.exp(-0.5 * z * z + (self.gain * z) ** 2) * math.sqrt(math.pi) / (
-            2 * self.gain * math.sqrt(2 * math.pi)
+        dens = (
+            Zn
+            * np.exp(-0.5 * z * z + (self.gain * z) ** 2)
+            * math.sqrt(math.pi)
+            / (2 * self.gain * math.sqrt(2 * math.pi))
         )
         return np.where(inside, dens, 0.0)
 

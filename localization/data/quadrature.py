@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Iterable, Sequence
-from typing import Callable
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import scipy.integrate as si
@@ -57,7 +56,7 @@ def symmetric_from_upper(
     """
     edges = [0.0] + sorted(float(b) for b in breaks if 0.0 < b < 0.5) + [0.5]
     nodes, weights = [], []
-    for lo, hi in zip(edges[:-1], edges[1:]):
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
         dl, dr, w = tanh_sinh(lo, hi, order)
         p = lo + dl if lo == 0.0 else np.where(dl <= dr, lo + dl, hi - dr)
         x = Q(p)

@@ -95,7 +95,7 @@ def eigenvalues(xi: float, L: int) -> np.ndarray:
     nu = np.minimum(j, L - j) / L  # in [0, 1/2]; G is even and 1-periodic in nu
     m_max = int(math.ceil(math.sqrt(_CUTOFF) / (math.pi * xi))) + 1
     m = np.arange(-m_max, m_max + 1, dtype=np.float64)
-    expo = -(math.pi * xi) ** 2 * (nu[:, None] + m[None, :]) ** 2
+    expo = -((math.pi * xi) ** 2) * (nu[:, None] + m[None, :]) ** 2
     # normalise by the largest exponent (nu = 0, m = 0 term is exponent 0) -> no overflow
     g = np.exp(expo).sum(axis=1)
     lam = L * g / g.sum()
@@ -196,6 +196,7 @@ def fourier_matrix(shape: tuple[int, ...]) -> np.ndarray:
 
 def min_distance_kernel(xi: float, shape: tuple[int, ...]) -> np.ndarray:
     """The paper's wrapped kernel exp(-d^2/xi^2), d the periodic (min) distance; NOT PSD in general."""
+
     def wrapped(L):
         d = np.arange(L)
         d = np.minimum(d, L - d).astype(np.float64)

@@ -87,7 +87,9 @@ class LengthscaleTask:
                 p0[name] = p1[name] = v
         return cls(model_cls(**p0), model_cls(**p1))
 
-    def sample(self, key: Any, num: int, n: int | tuple[int, ...], dtype: Any = jnp.float64) -> tuple[jax.Array, jax.Array]:
+    def sample(
+        self, key: Any, num: int, n: int | tuple[int, ...], dtype: Any = jnp.float64
+    ) -> tuple[jax.Array, jax.Array]:
         """(x (num, N), y (num,)): y ~ Bernoulli(1/2) iid (balanced in expectation), x | y ~ model_y.
 
         Two copula models of one class (e.g. NLGP(xi0, g), NLGP(xi1, g)) share one latent normal
@@ -143,7 +145,6 @@ class LengthscaleTask:
     @property
     def marginals(self) -> tuple[Marginal, Marginal]:
         return self.model0.marginal, self.model1.marginal
-
 
 
 def _same_leaves(m0, m1) -> bool:

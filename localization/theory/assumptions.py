@@ -19,7 +19,8 @@ Discrepancies returned here (0 when the assumption holds exactly):
     that A1 misses.
 
 ``A2``  for a weight vector w (entry i excluded, it is fixed by the conditioning):
-    :math:`D_2=\sqrt{\mathbb E_x[(v(x)-v_{A2})^2]}\,/\,v_{A2}`, :math:`v(x)=\operatorname{Var}(\langle w,X\rangle\mid X_i=x)`,
+    :math:`D_2=\sqrt{\mathbb E_x[(v(x)-v_{A2})^2]}\,/\,v_{A2}`,
+    :math:`v(x)=\operatorname{Var}(\langle w,X\rangle\mid X_i=x)`,
     :math:`v_{A2}=w^\top(\Sigma-\sigma_i\sigma_i^\top/\Sigma_{ii})w`.
 
 ``A3``  the Lindeberg-type ratio :math:`\max_jw_j^2\Sigma_{jj}/w^\top\Sigma w` (→ 0 for spread-out
@@ -42,13 +43,13 @@ starts × lengths × signs can be listed).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
-from scipy import special
 
 from localization import data
 from localization import validation as v
@@ -94,7 +95,7 @@ def _normal_rule_legendre(panels=240, per_panel=10, zmax=12.0):
     half = np.diff(edges)[:, None] / 2
     mid = (edges[:-1] + edges[1:])[:, None] / 2
     nodes = (mid + half * x).ravel()
-    weights = (half * w).ravel() * np.exp(-nodes**2 / 2) / math.sqrt(2 * math.pi)
+    weights = (half * w).ravel() * np.exp(-(nodes**2) / 2) / math.sqrt(2 * math.pi)
     return nodes, weights
 
 
@@ -113,9 +114,7 @@ def gaussian_copula(model: data.CopulaModel, n: int | tuple[int, ...]) -> Gaussi
     """
     shape = v.shape("n", n)
     if not isinstance(model, data.CopulaModel):
-        raise TypeError(
-            f"model must be a Gaussian-copula data model (Gaussian, NLGP, Kur), got {type(model).__name__}"
-        )
+        raise TypeError(f"model must be a Gaussian-copula data model (Gaussian, NLGP, Kur), got {type(model).__name__}")
     return GaussianCopula(model.transform, model.latent_covariance(shape), model.smoothed_transform)
 
 
@@ -232,7 +231,9 @@ def a1_discrepancy_samples(x: ArrayLike, i: int = 0, *, bins: int = 32) -> float
     others = np.arange(x.shape[1]) != i
 
     def bin_mean(a):
-        return np.stack([np.bincount(idx, weights=a[:, j], minlength=nb) for j in range(a.shape[1])], 1) / counts[:, None]
+        return (
+            np.stack([np.bincount(idx, weights=a[:, j], minlength=nb) for j in range(a.shape[1])], 1) / counts[:, None]
+        )
 
     # squared bin means minus their sampling variance (unbiased for the squared conditional mean)
     def debiased_sq(a):
@@ -247,8 +248,16 @@ def a1_discrepancy_samples(x: ArrayLike, i: int = 0, *, bins: int = 32) -> float
 # -------------------------------------------------------------------------------------------------
 # A2
 # -------------------------------------------------------------------------------------------------
-def a2_discrepancy_copula(copula: GaussianCopula, sigma: ArrayLike, w: ArrayLike, i: int = 0, *, key: Any,
-                          nodes: int = 24, samples: int = 4000) -> float:
+def a2_discrepancy_copula(
+    copula: GaussianCopula,
+    sigma: ArrayLike,
+    w: ArrayLike,
+    i: int = 0,
+    *,
+    key: Any,
+    nodes: int = 24,
+    samples: int = 4000,
+) -> float:
     r"""A2 discrepancy :math:`D_2` (module docstring) of a Gaussian-copula model for weights ``w``.
 
     ``sigma``: exact (N, N) covariance of X (``model.covariance(n)``). At ``nodes`` Gauss–Hermite nodes
@@ -292,7 +301,13 @@ def a2_discrepancy_copula(copula: GaussianCopula, sigma: ArrayLike, w: ArrayLike
 
 
 def a2_discrepancy(
-    model: data.DataModel, n: int | tuple[int, ...], w: ArrayLike, i: int = 0, *, key: Any, nodes: int = 24,
+    model: data.DataModel,
+    n: int | tuple[int, ...],
+    w: ArrayLike,
+    i: int = 0,
+    *,
+    key: Any,
+    nodes: int = 24,
     samples: int = 4000,
 ) -> float:
     """A2 discrepancy :math:`D_2` of a data model for weights ``w`` (see module docstring).
