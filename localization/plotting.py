@@ -91,7 +91,9 @@ def use_book_style() -> None:
 
 
 def _check_ax(ax):
-    if not (hasattr(ax, "plot") and hasattr(ax, "figure")):
+    from matplotlib.axes import Axes
+
+    if not isinstance(ax, Axes):
         raise TypeError(f"ax must be a Matplotlib Axes, got {type(ax).__name__}")
     return ax
 

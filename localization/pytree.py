@@ -28,9 +28,19 @@ def static_field(**kwargs: Any) -> Any:
     return dataclasses.field(metadata=metadata, **kwargs)
 
 
-def pytree_dataclass(cls: type[T]) -> type[T]:
-    """Decorator: ``cls`` as a frozen dataclass registered as a pytree (see module docstring)."""
-    cls = dataclasses.dataclass(frozen=True)(cls)
+def pytree_dataclass(cls: type[T] | None = None, *, eq: bool = True) -> Any:
+    """Decorator: ``cls`` as a frozen dataclass registered as a pytree (see module docstring).
+
+    ``@pytree_dataclass(eq=False)`` keeps identity equality and hashing, for classes whose leaves are
+    arrays (field-wise ``==`` on arrays is not a bool).
+    """
+    if cls is None:
+        return lambda c: _register(c, eq)
+    return _register(cls, eq)
+
+
+def _register(cls: type[T], eq: bool) -> type[T]:
+    cls = dataclasses.dataclass(frozen=True, eq=eq)(cls)
     fields = dataclasses.fields(cls)
     leaves = tuple(f.name for f in fields if not f.metadata.get("static", False))
     static = tuple(f.name for f in fields if f.metadata.get("static", False))

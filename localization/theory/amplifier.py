@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import jax
@@ -52,6 +51,7 @@ from numpy.typing import ArrayLike
 
 from localization import validation as v
 from localization.data.marginals import GaussianMarginal, Marginal
+from localization.pytree import pytree_dataclass, static_field
 
 __all__ = [
     "PytreeAmplifier",
@@ -71,7 +71,8 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 @runtime_checkable
 class PytreeAmplifier(Protocol):
     """What the flow integrators and :func:`evaluate_amplifier` need of an amplifier to pass it
-    through ``jit``: a pytree (``tree_flatten``) with an unvalidated, jit-safe ``core(a)``.
+    through ``jit``: a pytree (registered with :func:`localization.pytree.pytree_dataclass`) with an
+    unvalidated, jit-safe ``core(a)``.
 
     :class:`Amplifier`, :class:`CubicTaylor` and :class:`localization.theory.TabulatedAmplifier`
     satisfy it; any other callable of ``a`` is still accepted where an amplifier is expected and is
@@ -79,8 +80,6 @@ class PytreeAmplifier(Protocol):
     """
 
     def core(self, a: jax.Array) -> jax.Array: ...
-
-    def tree_flatten(self) -> tuple[Any, Any]: ...
 
     def __call__(self, a: ArrayLike) -> jax.Array: ...
 
@@ -126,8 +125,7 @@ def _safe_c(a):
     return inside, a_safe / jnp.sqrt((1.0 - a_safe) * (1.0 + a_safe))
 
 
-@jax.tree_util.register_pytree_node_class
-@dataclass(frozen=True, eq=False)
+@pytree_dataclass(eq=False)
 class Amplifier:
     r"""The amplifier :math:`\varphi` of one marginal law (paper Eq. (6)); call it like a function.
 
@@ -149,18 +147,9 @@ class Amplifier:
     Shapes: ``a`` of any shape → φ(a) of the same shape (float64).
     """
 
-    kind: str
-    params: tuple = field(default=())
+    kind: str = static_field()
+    params: tuple = ()
     abs_mean: Any = None  # E|X|, the limit φ(1) (leaf)
-
-    # -- pytree protocol ---------------------------------------------------------------------------
-    def tree_flatten(self):
-        return (self.params, self.abs_mean), self.kind
-
-    @classmethod
-    def tree_unflatten(cls, kind, children):
-        params, abs_mean = children
-        return cls(kind, tuple(params), abs_mean)
 
     # -- constructors ------------------------------------------------------------------------------
     @classmethod
@@ -333,8 +322,7 @@ def amplifier_derivatives_at_zero(marginal: Marginal) -> AmplifierDerivatives:
     return AmplifierDerivatives(first, third)
 
 
-@jax.tree_util.register_pytree_node_class
-@dataclass(frozen=True, eq=False)
+@pytree_dataclass(eq=False)
 class CubicTaylor:
     r"""Third-order Taylor polynomial of φ at 0: :math:`\varphi'(0)\,a+\varphi'''(0)\,a^3/6`.
 
@@ -344,13 +332,6 @@ class CubicTaylor:
 
     first: Any
     third: Any
-
-    def tree_flatten(self):
-        return (self.first, self.third), None
-
-    @classmethod
-    def tree_unflatten(cls, aux, children):
-        return cls(*children)
 
     def core(self, a: ArrayLike) -> jax.Array:
         a = jnp.asarray(a, dtype=jnp.float64)

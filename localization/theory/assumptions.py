@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -53,9 +53,7 @@ from jax.typing import ArrayLike
 
 from localization import data
 from localization import validation as v
-
-if TYPE_CHECKING:
-    from localization.trajectory import Trajectory
+from localization.trajectory import Trajectory
 
 __all__ = [
     "GaussianCopula",
@@ -434,6 +432,6 @@ def lindeberg_ratio(weights: ArrayLike, sigma: ArrayLike) -> jax.Array:
 
 def a3_along_trajectory(trajectory: Trajectory, sigma: ArrayLike) -> jax.Array:
     """:func:`lindeberg_ratio` of every checkpoint of a ``Trajectory``: weights (..., C, N) → (..., C)."""
-    if not hasattr(trajectory, "weights"):
+    if not isinstance(trajectory, Trajectory):
         raise TypeError(f"trajectory must be a localization.train.Trajectory, got {type(trajectory).__name__}")
     return lindeberg_ratio(trajectory.weights, sigma)

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import partial
 
 import jax
@@ -41,6 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from localization import validation as v
+from localization.pytree import pytree_dataclass, static_field
 from localization.theory.amplifier import PytreeAmplifier
 from localization.trajectory import Trajectory, checkpoint_steps
 
@@ -56,19 +56,11 @@ __all__ = [
 # -------------------------------------------------------------------------------------------------
 # helpers
 # -------------------------------------------------------------------------------------------------
-@jax.tree_util.register_pytree_node_class
-@dataclass(frozen=True, eq=False)
+@pytree_dataclass(eq=False)
 class _Static:
     """Wrap an arbitrary (hashable) callable as a leafless pytree so it can enter a jitted function."""
 
-    fn: Callable
-
-    def tree_flatten(self):
-        return (), self.fn
-
-    @classmethod
-    def tree_unflatten(cls, fn, children):
-        return cls(fn)
+    fn: Callable = static_field()
 
 
 def _as_pytree_phi(phi):

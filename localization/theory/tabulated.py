@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from localization import validation as v
+from localization.pytree import pytree_dataclass
 from localization.theory.amplifier import evaluate_amplifier
 
 __all__ = [
@@ -24,7 +25,7 @@ __all__ = [
 ]
 
 
-@jax.tree_util.register_pytree_node_class
+@pytree_dataclass(eq=False)
 class TabulatedAmplifier:
     r"""φ interpolated linearly from its values on a uniform grid of [-1, 1] (a pytree).
 
@@ -36,15 +37,7 @@ class TabulatedAmplifier:
     :class:`localization.theory.PytreeAmplifier`.
     """
 
-    def __init__(self, values: Any):
-        self.values = values
-
-    def tree_flatten(self) -> tuple[tuple[Any], None]:
-        return (self.values,), None
-
-    @classmethod
-    def tree_unflatten(cls, aux: None, children: tuple[Any]) -> TabulatedAmplifier:
-        return cls(*children)
+    values: Any
 
     def core(self, a: ArrayLike) -> jax.Array:
         a = jnp.asarray(a, dtype=jnp.float64)
