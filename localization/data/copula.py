@@ -23,7 +23,7 @@ with r = sqrt(-2 log p) (p = exp(-r^2/2) is uniform), using that the integrand i
 (U, V) -> -(U, V) (h odd). The only non-smooth points are the rays where an argument vanishes,
 t = atan(a/b) and t = pi - atan(a/b): the angular integral is split there, and every piece and the
 radial integral use tanh-sinh rules, which converge double-exponentially despite the algebraic
-endpoint singularities (|z|^(k+1) at z = 0, p^(-2/k) growth at p -> 0).
+endpoint singularities (``|z|^(k+1)`` at z = 0, ``p^(-2/k)`` growth at p -> 0).
 """
 
 from __future__ import annotations

@@ -288,8 +288,8 @@ def kur_normaliser(k: ArrayLike) -> jax.Array:
 def kur_transform(z: ArrayLike, k: ArrayLike) -> jax.Array | np.ndarray:
     """Copula map z -> q_k(Phi(z)) / 𝒵_k (paper Eq. (4)), accurate in the tails and in float32.
 
-    With e = erfc(|z|/sqrt 2) = 2 P(Z > |z|): s = 2 Phi(|z|) - 1 = 1 - e and
-    1 - s^k = -expm1(k log1p(-e)), so q = sign(z) (1 - e) (1 - s^k)^(-1/k). JAX arrays (traceable in
+    With ``e = erfc(|z|/sqrt 2) = 2 P(Z > |z|)``: ``s = 2 Phi(|z|) - 1 = 1 - e`` and
+    ``1 - s^k = -expm1(k log1p(-e))``, so ``q = sign(z) (1 - e) (1 - s^k)^(-1/k)``. JAX arrays (traceable in
     ``k``, the samplers' path) or NumPy arrays (SciPy, float64; quadratures) in, the same kind out.
     """
     if isinstance(z, (jax.Array, jax.core.Tracer)) or isinstance(k, jax.core.Tracer):

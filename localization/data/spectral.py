@@ -249,8 +249,8 @@ def standard_normals(key: Any, shape: tuple[int, ...], dtype: Any) -> jax.Array:
 
     float32: ``localization.prng.normal`` (Box–Muller on one angle folded to [0, pi/2], one 64-bit
     SplitMix64/threefry word per draw; 2.6x faster on CPU than ``jax.random.normal``, whose XLA
-    ``erf_inv`` dominates the sampling cost). Its law is symmetric with support |z| <= 5.77 and
-    Kolmogorov distance to N(0, 1) at most 2^-23 before float32 rounding (max |z - ideal| 5e-7);
+    ``erf_inv`` dominates the sampling cost). Its law is symmetric with support ``|z| <= 5.77`` and
+    Kolmogorov distance to N(0, 1) at most 2^-23 before float32 rounding (``max |z - ideal|`` 5e-7);
     see ``tests/test_prng.py``. Other dtypes (float64): ``jax.random.normal``.
     """
     return prng.normal(key, shape, dtype)
@@ -280,7 +280,7 @@ def correlated_normals(key: Any, num: int, shape: tuple[int, ...], xi: float, dt
 
 
 def unit_sphere_rows(key: Any, num: int, shape: tuple[int, ...], xi: float, dtype: Any) -> jax.Array:
-    """(num, N) rows sqrt(N) (G/|G|) mapped like ``correlated_normals``: an elliptical direction with covariance C."""
+    """(num, N) rows ``sqrt(N) G/|G|`` mapped like ``correlated_normals``: an elliptical direction with covariance C."""
     N = math.prod(shape)
     g = jax.random.normal(key, (num, N), dtype)
     g = g * (math.sqrt(N) / jnp.linalg.norm(g, axis=1, keepdims=True))

@@ -252,7 +252,10 @@ def empirical_gate_probability(w: ArrayLike, x: ArrayLike, i: int, bins: int = 2
         expectation hold *exactly* for the empirical measure; otherwise ``bins`` equal-count
         (quantile) bins are used.
 
-    Returns a :class:`GateEstimate`. Pure measurement on concrete arrays (NumPy), no randomness.
+    Returns
+    -------
+    GateEstimate
+        Pure measurement on concrete arrays (NumPy), no randomness.
     """
     w = np.asarray(_weights(w))
     if w.ndim != 1:

@@ -154,8 +154,10 @@ def effective_vector_field(
     sigma0, sigma1 : (n, n) symmetric covariances of the two classes; ``sigma1`` (longer
         length-scale, y = 1) must have unit diagonal.
 
-    Returns ``dw/dt`` of shape ``(..., n)``, float64. Equals ``-∇L`` for Gaussian data with the
-    Gaussian φ (see :func:`expected_gradient_gaussian`).
+    Returns
+    -------
+    dw/dt : (..., n) float64 array. Equals ``-∇L`` for Gaussian data with the Gaussian φ (see
+        :func:`expected_gradient_gaussian`).
     """
     phi = _as_pytree_phi(phi)
     s0, s1 = _check_covariances(sigma0, sigma1)
