@@ -165,7 +165,7 @@ class Amplifier:
         return cls("binary", (jnp.asarray(s, jnp.float64),), jnp.asarray(s, jnp.float64))
 
     @classmethod
-    def from_quadrature(cls, nodes, weights) -> Amplifier:
+    def from_quadrature(cls, nodes: ArrayLike, weights: ArrayLike) -> Amplifier:
         """φ by a fixed quadrature rule :math:`\\mathbb E f(X)\\approx\\sum_k w_k f(x_k)`.
 
         ``nodes``, ``weights``: 1-D arrays of equal length, finite, weights ≥ 0 summing to 1 (±1e-3: a
@@ -222,7 +222,7 @@ class Amplifier:
         return self.core(_check_a(a))
 
     @property
-    def limit(self):
+    def limit(self) -> jax.Array:
         """φ(1) = E|X| (the limit as a → 1)."""
         return self.abs_mean
 
