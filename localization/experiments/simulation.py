@@ -27,7 +27,7 @@ values are returned as float64 NumPy arrays.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -46,6 +46,7 @@ __all__ = [
     "PhaseDiagram",
     "init_neurons",
     "ipr_sweep",
+    "grouped_ipr_sweep",
     "fig5",
     "phase_diagram",
     "fig5_table",
@@ -248,6 +249,46 @@ def ipr_sweep(
         weights=w[:, :, -1, :],
         path=w if keep_weights else None,
     )
+
+
+def grouped_ipr_sweep(
+    key: jax.Array, tasks: Mapping[str, Any], groups: Sequence[Sequence[str]], **kwargs: Any
+) -> dict[str, IPRSweep]:
+    """One :func:`ipr_sweep` per group of task labels, split into one single-task sweep per label.
+
+    Tasks of one group must share one pytree structure (one family at fixed length-scales) and train
+    in one vmapped call, with the same key — hence the same initialisations and data stream — for
+    every group. Every label of ``tasks`` must be in exactly one group.
+
+    Parameters
+    ----------
+    key : JAX PRNG key, passed unchanged to every :func:`ipr_sweep` call.
+    tasks : label → task.
+    groups : sequences of labels.
+    **kwargs : passed to :func:`ipr_sweep` (``n``, ``inits``, ``lr``, ``batch``, ``keep_weights``, ...).
+
+    Returns
+    -------
+    dict label → :class:`IPRSweep` with one task (P = 1), in the order of ``tasks``.
+    """
+    key = v.key("key", key)
+    if not isinstance(tasks, Mapping) or not tasks:
+        raise TypeError(f"tasks must be a non-empty mapping label -> task, got {type(tasks).__name__}")
+    flat = [label for group in groups for label in group]
+    if sorted(flat) != sorted(tasks) or len(set(flat)) != len(flat):
+        raise ValueError(f"groups must hold every label of tasks exactly once: labels {list(tasks)}, groups {groups}")
+    runs = {}
+    for group in groups:
+        sweep = ipr_sweep(key, [tasks[label] for label in group], **kwargs)
+        for i, label in enumerate(group):
+            runs[label] = sweep._replace(
+                params=sweep.params[i : i + 1],
+                excess_kurtosis=sweep.excess_kurtosis[i : i + 1],
+                ipr=sweep.ipr[i : i + 1],
+                weights=sweep.weights[i : i + 1],
+                path=None if sweep.path is None else sweep.path[i : i + 1],
+            )
+    return {label: runs[label] for label in tasks}
 
 
 def fig5(key: jax.Array, settings: Fig5Settings = PAPER_FIG5, *, dtype: Any = jnp.float32) -> Fig5Result:
