@@ -3,7 +3,8 @@
 * :func:`use_book_style` — the book's rcParams (the only global state this module touches, and only
   when called).
 * :func:`plot_field_evolution` — receptive field at each checkpoint, lines coloured by time from
-  blue (early) to red (late), with an optional colour bar (paper Figs. 3, 8 style).
+  light green (early) to dark purple (late, :data:`TIME_CMAP`), with an optional colour bar (paper
+  Figs. 3, 8 style).
 * :func:`plot_receptive_field` — one field: a line for 1-D inputs, an image for a grid.
 * :func:`plot_marginal` — law of one coordinate ``X_i`` (atoms as stems, densities as curves),
   optionally with a histogram of samples and the standard-normal reference.
@@ -27,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+import matplotlib.colors
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -54,7 +56,14 @@ __all__ = [
 #: first figure. The Makefile sets it when it executes chapters (book, tests, references).
 STATIC_WIDGETS_ENV = "LOCALIZATION_STATIC_WIDGETS"
 
-TIME_CMAP = "coolwarm"  # blue (early) -> red (late)
+#: Colour of time in field-evolution figures: viridis (perceptually uniform, readable with the common
+#: colour-vision deficiencies) cut at 0.85 of its range and reversed, so lightness L* falls steadily
+#: from 80 (t = 0, light green) to 15 (last checkpoint, dark purple). No colour is near-white (the
+#: former "coolwarm" reached L* = 88 mid-way, and its middle curves vanished on the white page), and
+#: the last field, the result a figure is about, is drawn darkest and on top.
+TIME_CMAP = matplotlib.colors.ListedColormap(
+    matplotlib.colormaps["viridis"](np.linspace(0.85, 0.0, 256)), name="book_time"
+)
 CLASS_COLORS = ("#1f77b4", "#d62728")  # y = 0 (short length scale), y = 1 (long length scale)
 
 BOOK_STYLE = {
@@ -146,7 +155,7 @@ def plot_field_evolution(
     *,
     index: int | tuple[int, ...] | None = None,
     unit: int | None = None,
-    cmap: str = TIME_CMAP,
+    cmap: str | matplotlib.colors.Colormap = TIME_CMAP,
     colorbar: bool = True,
     every: int = 1,
     linewidth: float = 1.2,
@@ -154,7 +163,7 @@ def plot_field_evolution(
     xlabel: str = "position $i$",
     ylabel: str = "weight $w_i$",
 ) -> tuple[list[Any], Any]:
-    """Receptive field at every checkpoint, coloured by time (blue early → red late).
+    """Receptive field at every checkpoint, coloured by time (light green early → dark purple late).
 
     Parameters
     ----------
@@ -165,7 +174,7 @@ def plot_field_evolution(
     times : (C,) times, overriding the trajectory's.
     index : int or tuple selecting one initialisation from the leading axes.
     unit : hidden unit for many-neuron ``Params`` weights.
-    cmap : Matplotlib colormap name (default "coolwarm").
+    cmap : Matplotlib colormap or colormap name (default :data:`TIME_CMAP`).
     colorbar : add a colour bar labelled "time $t$" to the figure.
     every : plot every ``every``-th checkpoint (the last one is always drawn).
     linewidth, alpha, xlabel, ylabel : styling.
@@ -182,7 +191,7 @@ def plot_field_evolution(
         raise TypeError(f"colorbar must be a bool, got {colorbar!r}")
     w, t = _weights_and_times(trajectory_or_weights, times, index, unit)
     try:
-        cm = mpl.colormaps[cmap]
+        cm = cmap if isinstance(cmap, mpl.colors.Colormap) else mpl.colormaps[cmap]
     except (KeyError, TypeError):
         raise ValueError(f"cmap must be a Matplotlib colormap name, got {cmap!r}") from None
     lo, hi = float(t.min()), float(t.max())

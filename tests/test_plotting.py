@@ -27,15 +27,49 @@ def test_use_book_style_sets_rcparams():
             assert matplotlib.rcParams[name] == (list(value) if isinstance(value, tuple) else value), name
 
 
-def test_field_evolution_colours_run_blue_to_red(ax):
+def _lightness(rgb):
+    """CIELAB lightness L* (D65 white) of sRGB colours in [0, 1], shape (..., 3 or 4)."""
+    c = np.asarray(rgb, dtype=np.float64)[..., :3]
+    linear = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    y = linear @ np.array([0.2126, 0.7152, 0.0722])  # relative luminance Y, white = 1
+    f = np.where(y > (6 / 29) ** 3, np.cbrt(y), y / (3 * (6 / 29) ** 2) + 4 / 29)
+    return 116 * f - 16
+
+
+def test_lightness_of_known_colours():
+    np.testing.assert_allclose(_lightness([[0, 0, 0], [1, 1, 1], [0.5, 0.5, 0.5]]), [0, 100, 53.39], atol=0.01)
+
+
+@pytest.mark.parametrize("cmap", [plotting.TIME_CMAP, "viridis", "coolwarm", "jet"])
+def test_time_colormap_is_perceptually_uniform_with_no_near_white(cmap):
+    """Lightness L* changes monotonically and evenly along the map and stays below 90 (so no curve
+    fades into the white page); "viridis" is too light at its end, "coolwarm" and "jet" are not
+    monotone: those must fail."""
+    cm = matplotlib.colormaps[cmap] if isinstance(cmap, str) else cmap
+    x = np.linspace(0.0, 1.0, 101)
+    lightness = _lightness(cm(x))
+    steps = np.diff(lightness)
+    ok = (
+        (np.all(steps < 0) or np.all(steps > 0))
+        and lightness.max() < 90
+        # even steps: L* within 3 units of the straight line through its ends
+        and np.abs(lightness - np.interp(x, [0, 1], lightness[[0, -1]])).max() < 3
+    )
+    assert ok == (cmap is plotting.TIME_CMAP), (cmap, lightness.round(1))
+
+
+def test_field_evolution_colours_run_light_to_dark(ax):
     w = np.stack([np.sin(np.arange(8) + c) for c in range(5)])
     times = np.linspace(0.0, 2.0, 5)
     lines, cb = plotting.plot_field_evolution(ax, w, times)
     assert len(lines) == 5 and cb is not None
     np.testing.assert_allclose(lines[2].get_ydata(), w[2])
-    first, last = (np.array(matplotlib.colors.to_rgb(l.get_color())) for l in (lines[0], lines[-1]))
-    assert first[2] > first[0] and last[0] > last[2]  # blue early, red late
+    lightness = _lightness([matplotlib.colors.to_rgb(line.get_color()) for line in lines])
+    assert np.all(np.diff(lightness) < -5), lightness  # light early, dark late
     assert cb.mappable.norm.vmin == 0.0 and cb.mappable.norm.vmax == 2.0
+    assert cb.mappable.get_cmap() is plotting.TIME_CMAP
+    lines, _ = plotting.plot_field_evolution(ax, w, times, cmap="viridis", colorbar=False)
+    assert np.all(np.diff(_lightness([matplotlib.colors.to_rgb(line.get_color()) for line in lines])) > 5)
 
 
 def test_field_evolution_from_trajectory_with_index_and_unit(ax):
