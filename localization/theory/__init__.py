@@ -9,6 +9,7 @@ Modules:
 * ``effective`` — the effective early-time flow (Lemma 3.1, Eq. (5)) and the Gaussian closed forms;
 * ``derivation`` — the steps of the derivation of Lemma 3.1 as measurable quantities (App. C.1–C.2, C.4);
 * ``assumptions`` — assumptions A1–A3 behind the flow (§3.1), measured and computed exactly.
+* ``mechanism`` — why the flow localizes: Fourier-mode rates, the constant state's stability, the IPR rate.
 
 The names listed in ``__all__`` are re-exported here (``theory.amplifier(m)``,
 ``theory.integrate_effective(...)``); ``derivation`` and ``assumptions`` are used as modules.
@@ -34,6 +35,17 @@ from localization.theory.effective import (
     integrate_effective,
 )
 from localization.theory.linearity import family_root, linear_crossings, linear_deviation
+from localization.theory.mechanism import (
+    GAUSSIAN_SLOPE,
+    ConstantModeStability,
+    FourierSpectra,
+    circulant_spectra,
+    constant_mode_stability,
+    effective_gain,
+    ipr_rate_split,
+    linear_mode_rates,
+    single_mode_amplitude,
+)
 from localization.theory.tabulated import TabulatedAmplifier, tabulate_amplifier
 
 __all__ = [
@@ -56,6 +68,15 @@ __all__ = [
     "family_root",
     "linear_crossings",
     "linear_deviation",
+    "GAUSSIAN_SLOPE",
+    "ConstantModeStability",
+    "FourierSpectra",
+    "circulant_spectra",
+    "constant_mode_stability",
+    "effective_gain",
+    "ipr_rate_split",
+    "linear_mode_rates",
+    "single_mode_amplitude",
     "TabulatedAmplifier",
     "tabulate_amplifier",
 ]

@@ -1,0 +1,234 @@
+r"""Why the effective flow (paper Eq. (5)) localizes: its Fourier modes and its concentration rate.
+
+All class covariances of the book's tasks are circulant (the data are stationary on the ring), so
+they are diagonal in the real Fourier basis :math:`Q` of ``localization.data.real_fourier_basis``:
+:math:`\Sigma_y=Q\,\mathrm{diag}(\lambda_y)\,Q^\top`. With :math:`u=Q^\top w`,
+:math:`s=\sqrt{w^\top\Sigma_1w}` and the ratio :math:`r=\lambda_0/\lambda_1`:
+
+* **linear** φ(a) = c a: :math:`\dot u_k=\tfrac12\lambda_1(k)\,u_k\,[c/s-1-r(k)]`, solved by
+  :math:`u_k(t)=u_k(0)\exp\{\tfrac12\lambda_1(k)[D(t)-r(k)\,t]\}` with one scalar
+  :math:`D(t)=\int_0^t(c/s-1)`; the single-mode fixed points are
+  :math:`u_j=\pm c\sqrt{\lambda_1(j)}/(\lambda_0(j)+\lambda_1(j))`, and mode :math:`k\ne j` grows
+  there at rate :math:`\tfrac12\lambda_1(k)[r(j)-r(k)]` (:func:`linear_mode_rates`): the stable
+  one minimises :math:`r`;
+* **any odd** φ at the constant fixed point :math:`w\propto\mathbf 1`, where every site sees the same
+  argument :math:`\alpha=\sqrt{\lambda_1(0)/N}`: mode :math:`k\ne0` grows at rate
+  :math:`\tfrac12\lambda_1(k)[(1+r(0))\,\eta-1-r(k)]` with the elasticity
+  :math:`\eta=\alpha\varphi'(\alpha)/\varphi(\alpha)` (:func:`constant_mode_stability`);
+* the inverse participation ratio :math:`P(w)=\sum w_i^4/(\sum w_i^2)^2` changes at the rate
+  :math:`\nabla P\cdot F`, split into the part of the linear flow and the part of
+  :math:`\tfrac12[\varphi(a)-c\,a]` (:func:`ipr_rate_split`).
+
+The derivations are in the book's chapter *The mechanism*; ``tests/test_mechanism.py`` checks every
+formula against automatic differentiation of the flow.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from numpy.typing import ArrayLike
+
+from localization import validation as v
+from localization.data.spectral import real_fourier_basis
+from localization.theory.amplifier import PytreeAmplifier, evaluate_amplifier
+from localization.theory.effective import amplifier_argument, effective_vector_field
+
+__all__ = [
+    "GAUSSIAN_SLOPE",
+    "FourierSpectra",
+    "ConstantModeStability",
+    "circulant_spectra",
+    "single_mode_amplitude",
+    "linear_mode_rates",
+    "constant_mode_stability",
+    "effective_gain",
+    "ipr_rate_split",
+]
+
+#: Slope c = √(2/π) of the Gaussian amplifier φ(a) = c a (unit-variance marginals).
+GAUSSIAN_SLOPE = math.sqrt(2.0 / math.pi)
+
+
+class FourierSpectra(NamedTuple):
+    """Eigenvalues of two circulant covariances in the real Fourier basis (one entry per column of
+    ``basis``): ``freq`` (N,) the DFT frequency of each column, ``lam0``, ``lam1`` (N,) float64,
+    ``basis`` (N, N) the orthonormal basis :math:`Q`."""
+
+    freq: np.ndarray
+    lam0: np.ndarray
+    lam1: np.ndarray
+    basis: np.ndarray
+
+
+class ConstantModeStability(NamedTuple):
+    """Linearisation of the flow at its constant fixed point (see :func:`constant_mode_stability`).
+
+    ``alpha`` the common argument of φ, ``elasticity`` :math:`\\eta=\\alpha\\varphi'(\\alpha)/\\varphi(\\alpha)`,
+    ``amplitude`` the weight :math:`w_i` of every site, ``rates`` (N,) the growth rate of each
+    basis column (column 0, the constant itself, has rate :math:`-\\tfrac12(\\lambda_0(0)+\\lambda_1(0))`),
+    ``threshold`` the elasticity above which some mode grows."""
+
+    alpha: float
+    elasticity: float
+    amplitude: float
+    rates: np.ndarray
+    threshold: float
+
+
+def circulant_spectra(sigma0: ArrayLike, sigma1: ArrayLike, *, atol: float = 1e-9) -> FourierSpectra:
+    """Eigenvalues of the class covariances in the shared real Fourier basis.
+
+    Raises ``ValueError`` unless both are square, of equal size N ≥ 2, and circulant (off-diagonal
+    entries of :math:`Q^\\top\\Sigma Q` at most ``atol`` times the largest eigenvalue).
+    """
+    mats = {}
+    for name, s in (("sigma0", sigma0), ("sigma1", sigma1)):
+        s = np.asarray(v.float_array(name, s, ndim_min=2), dtype=np.float64)
+        if s.ndim != 2 or s.shape[0] != s.shape[1] or s.shape[0] < 2:
+            raise ValueError(f"{name} must be a square (N, N) matrix with N >= 2, got shape {s.shape}")
+        if not np.all(np.isfinite(s)):
+            raise ValueError(f"{name} must be finite")
+        mats[name] = s
+    if mats["sigma0"].shape != mats["sigma1"].shape:
+        raise ValueError(
+            f"sigma0 and sigma1 must have equal shapes, got {mats['sigma0'].shape} and {mats['sigma1'].shape}"
+        )
+    atol = v.positive("atol", atol)
+    basis, freq = real_fourier_basis(mats["sigma1"].shape[0])
+    lams = []
+    for name, s in mats.items():
+        d = basis.T @ s @ basis
+        lam = np.diag(d).copy()
+        off = np.abs(d - np.diag(lam)).max()
+        scale = max(np.abs(lam).max(), 1e-300)
+        if off > atol * scale:
+            raise ValueError(
+                f"{name} must be circulant (diagonal in the real Fourier basis): largest off-diagonal "
+                f"entry {off:.3g} > atol * max eigenvalue = {atol * scale:.3g}"
+            )
+        lams.append(lam)
+    return FourierSpectra(np.asarray(freq), lams[0], lams[1], np.asarray(basis))
+
+
+def _check_spectra(lam0, lam1):
+    lam0 = np.asarray(v.float_array("lam0", lam0), dtype=np.float64)
+    lam1 = np.asarray(v.float_array("lam1", lam1), dtype=np.float64)
+    if lam0.ndim != 1 or lam0.shape != lam1.shape:
+        raise ValueError(f"lam0 and lam1 must be 1-D of equal length, got shapes {lam0.shape} and {lam1.shape}")
+    if not (np.all(np.isfinite(lam0)) and np.all(lam0 >= 0)):
+        raise ValueError(f"lam0 must be finite and >= 0, got minimum {lam0.min()}")
+    if not (np.all(np.isfinite(lam1)) and np.all(lam1 > 0)):
+        raise ValueError(f"lam1 must be finite and > 0 (r = lam0 / lam1 is needed), got minimum {lam1.min()}")
+    return lam0, lam1
+
+
+def single_mode_amplitude(lam0: float, lam1: float, slope: float = GAUSSIAN_SLOPE) -> float:
+    r"""Amplitude :math:`|u_j|=c\sqrt{\lambda_1}/(\lambda_0+\lambda_1)` of the fixed point of the
+    linear flow (φ(a) = c a, ``slope`` = c > 0) on one basis column with eigenvalues ``lam0`` ≥ 0,
+    ``lam1`` > 0."""
+    lam0 = v.nonnegative("lam0", lam0)
+    lam1 = v.positive("lam1", lam1)
+    slope = v.positive("slope", slope)
+    return slope * math.sqrt(lam1) / (lam0 + lam1)
+
+
+def linear_mode_rates(lam0: ArrayLike, lam1: ArrayLike, column: int) -> np.ndarray:
+    r"""Growth rates of every basis column at the fixed point of the linear flow on ``column`` j:
+    :math:`\tfrac12\lambda_1(k)[r(j)-r(k)]` for k ≠ j (0 for the partner of equal frequency), and
+    :math:`-\tfrac12(\lambda_0(j)+\lambda_1(j))` for the amplitude of j itself. Independent of the
+    slope c. ``lam0`` ≥ 0 and ``lam1`` > 0 of shape (N,); ``column`` in [0, N)."""
+    lam0, lam1 = _check_spectra(lam0, lam1)
+    n = lam0.shape[0]
+    column = v.integer("column", column, minimum=0)
+    if column >= n:
+        raise ValueError(f"column must be in [0, {n - 1}] (one of the N = {n} basis columns), got {column}")
+    r = lam0 / lam1
+    rates = 0.5 * lam1 * (r[column] - r)
+    rates[column] = -0.5 * (lam0[column] + lam1[column])
+    return rates
+
+
+def _phi_function(phi) -> Callable:
+    if not callable(phi):
+        raise TypeError(f"phi must be callable (e.g. localization.theory.amplifier(...)), got {type(phi).__name__}")
+    return phi.core if isinstance(phi, PytreeAmplifier) else phi
+
+
+def constant_mode_stability(
+    phi: PytreeAmplifier | Callable, sigma0: ArrayLike, sigma1: ArrayLike
+) -> ConstantModeStability:
+    r"""The constant fixed point of Eq. (5) and the growth rate of every Fourier mode there.
+
+    At :math:`w=w^*\mathbf 1` every site has the argument :math:`\alpha=\sqrt{\lambda_1(0)/N}` and
+    :math:`w^*=\varphi(\alpha)/(\lambda_0(0)+\lambda_1(0))`. A perturbation along column k ≠ 0
+    leaves :math:`w^\top\Sigma_1w` unchanged to first order, so it grows at the rate
+    :math:`\tfrac12\lambda_1(k)[(1+r(0))\,\eta-1-r(k)]` with
+    :math:`\eta=\alpha\varphi'(\alpha)/\varphi(\alpha)` (φ' by automatic differentiation of φ;
+    use an exact amplifier, not a tabulated one). Some mode grows iff
+    :math:`\eta>\min_{k\ne0}(1+r(k))/(1+r(0))` (``threshold``). ``sigma1`` must have unit diagonal.
+    """
+    f = _phi_function(phi)
+    sp = circulant_spectra(sigma0, sigma1)
+    lam0, lam1 = _check_spectra(sp.lam0, sp.lam1)
+    n = lam0.shape[0]
+    if not np.allclose(np.diag(np.asarray(sigma1, dtype=np.float64)), 1.0, rtol=0, atol=1e-8):
+        raise ValueError("sigma1 must have unit diagonal (the flow's A1-A3 assume unit marginal variance)")
+    if sp.freq[0] != 0:  # pragma: no cover - the basis puts the constant first
+        raise RuntimeError("the real Fourier basis must start with the constant column")
+    alpha = math.sqrt(lam1[0] / n)
+    value, slope = jax.jvp(f, (jnp.asarray(alpha, jnp.float64),), (jnp.asarray(1.0, jnp.float64),))
+    value, slope = float(value), float(slope)
+    if not (math.isfinite(value) and math.isfinite(slope)) or value <= 0:
+        raise ValueError(f"phi must be finite with phi(alpha) > 0 at alpha = {alpha:.6g}, got phi = {value}")
+    eta = alpha * slope / value
+    r = lam0 / lam1
+    rates = 0.5 * lam1 * ((1.0 + r[0]) * eta - 1.0 - r)
+    rates[0] = -0.5 * (lam0[0] + lam1[0])
+    threshold = float(np.min((1.0 + r[1:]) / (1.0 + r[0])))
+    return ConstantModeStability(alpha, eta, value / (lam0[0] + lam1[0]), rates, threshold)
+
+
+def effective_gain(phi: PytreeAmplifier | Callable, a: ArrayLike) -> np.ndarray:
+    r"""The effective gain :math:`\gamma(a)=\varphi(a)/a` at points ``a`` in [-1, 1] \\ {0} (float64,
+    shape of ``a``). A linear φ has constant gain; φ is *super-linear* where γ grows with
+    :math:`|a|` and *sub-linear* where it falls."""
+    a = np.asarray(v.float_array("a", a, ndim_min=0), dtype=np.float64)
+    if not np.all(np.isfinite(a)) or np.any(np.abs(a) > 1) or np.any(a == 0):
+        raise ValueError("a must be finite, in [-1, 1] and non-zero (gamma(0) is the limit phi'(0))")
+    return np.asarray(evaluate_amplifier(phi, a)) / a
+
+
+def ipr_rate_split(
+    w: ArrayLike,
+    phi: PytreeAmplifier | Callable,
+    sigma0: ArrayLike,
+    sigma1: ArrayLike,
+    slope: float = GAUSSIAN_SLOPE,
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""The rate :math:`\dot P=\nabla P\cdot F(w)` of the IPR under Eq. (5), split in two.
+
+    With :math:`p_i=w_i^2/\|w\|^2`, :math:`\partial P/\partial w_i=4w_i(p_i-P)/\|w\|^2`, and
+    :math:`F=F_{\rm lin}+F_{\rm nl}`, :math:`F_{\rm lin}=\tfrac12[c\,a-(\Sigma_0+\Sigma_1)w]` (the
+    flow of the linear amplifier of slope ``slope`` = c), :math:`F_{\rm nl}=\tfrac12[\varphi(a)-c\,a]`.
+    Returns ``(linear, nonlinear)`` = :math:`(\nabla P\cdot F_{\rm lin},\nabla P\cdot F_{\rm nl})`,
+    each of shape ``w.shape[:-1]``; their sum is :math:`\dot P`.
+    """
+    slope = v.positive("slope", slope)
+    w = np.asarray(v.float_array("w", w), dtype=np.float64)
+    s1 = np.asarray(sigma1, dtype=np.float64)
+    a = np.asarray(amplifier_argument(w, s1))  # checks w, sigma1
+    field = np.asarray(effective_vector_field(w, phi, sigma0, s1))  # checks phi, sigma0
+    nonlinear_field = 0.5 * (np.asarray(evaluate_amplifier(phi, a)) - slope * a)
+    norm2 = np.sum(w**2, axis=-1, keepdims=True)
+    p = w**2 / norm2
+    ipr = np.sum(p**2, axis=-1, keepdims=True)
+    grad = 4.0 * w * (p - ipr) / norm2
+    nonlinear = np.sum(grad * nonlinear_field, axis=-1)
+    linear = np.sum(grad * (field - nonlinear_field), axis=-1)
+    return linear, nonlinear
