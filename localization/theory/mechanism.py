@@ -13,8 +13,8 @@ they are diagonal in the real Fourier basis :math:`Q` of ``localization.data.rea
   one minimises :math:`r`;
 * **any odd** φ at the constant fixed point :math:`w\propto\mathbf 1`, where every site sees the same
   argument :math:`\alpha=\sqrt{\lambda_1(0)/N}`: mode :math:`k\ne0` grows at rate
-  :math:`\tfrac12\lambda_1(k)[(1+r(0))\,\eta-1-r(k)]` with the elasticity
-  :math:`\eta=\alpha\varphi'(\alpha)/\varphi(\alpha)` (:func:`constant_mode_stability`);
+  :math:`\tfrac12\lambda_1(k)[(1+r(0))\,\rho-1-r(k)]` with the elasticity
+  :math:`\rho=\alpha\varphi'(\alpha)/\varphi(\alpha)` (:func:`constant_mode_stability`);
 * the inverse participation ratio :math:`P(w)=\sum w_i^4/(\sum w_i^2)^2` changes at the rate
   :math:`\nabla P\cdot F`, split into the part of the linear flow and the part of
   :math:`\tfrac12[\varphi(a)-c\,a]` (:func:`ipr_rate_split`).
@@ -69,7 +69,7 @@ class FourierSpectra(NamedTuple):
 class ConstantModeStability(NamedTuple):
     """Linearisation of the flow at its constant fixed point (see :func:`constant_mode_stability`).
 
-    ``alpha`` the common argument of φ, ``elasticity`` :math:`\\eta=\\alpha\\varphi'(\\alpha)/\\varphi(\\alpha)`,
+    ``alpha`` the common argument of φ, ``elasticity`` :math:`\\rho=\\alpha\\varphi'(\\alpha)/\\varphi(\\alpha)`,
     ``amplitude`` the weight :math:`w_i` of every site, ``rates`` (N,) the growth rate of each
     basis column (column 0, the constant itself, has rate :math:`-\\tfrac12(\\lambda_0(0)+\\lambda_1(0))`),
     ``threshold`` the elasticity above which some mode grows."""
@@ -168,10 +168,10 @@ def constant_mode_stability(
     At :math:`w=w^*\mathbf 1` every site has the argument :math:`\alpha=\sqrt{\lambda_1(0)/N}` and
     :math:`w^*=\varphi(\alpha)/(\lambda_0(0)+\lambda_1(0))`. A perturbation along column k ≠ 0
     leaves :math:`w^\top\Sigma_1w` unchanged to first order, so it grows at the rate
-    :math:`\tfrac12\lambda_1(k)[(1+r(0))\,\eta-1-r(k)]` with
-    :math:`\eta=\alpha\varphi'(\alpha)/\varphi(\alpha)` (φ' by automatic differentiation of φ;
+    :math:`\tfrac12\lambda_1(k)[(1+r(0))\,\rho-1-r(k)]` with
+    :math:`\rho=\alpha\varphi'(\alpha)/\varphi(\alpha)` (φ' by automatic differentiation of φ;
     use an exact amplifier, not a tabulated one). Some mode grows iff
-    :math:`\eta>\min_{k\ne0}(1+r(k))/(1+r(0))` (``threshold``). ``sigma1`` must have unit diagonal.
+    :math:`\rho>\min_{k\ne0}(1+r(k))/(1+r(0))` (``threshold``). ``sigma1`` must have unit diagonal.
     """
     f = _phi_function(phi)
     sp = circulant_spectra(sigma0, sigma1)
@@ -186,21 +186,21 @@ def constant_mode_stability(
     value, slope = float(value), float(slope)
     if not (math.isfinite(value) and math.isfinite(slope)) or value <= 0:
         raise ValueError(f"phi must be finite with phi(alpha) > 0 at alpha = {alpha:.6g}, got phi = {value}")
-    eta = alpha * slope / value
+    rho = alpha * slope / value
     r = lam0 / lam1
-    rates = 0.5 * lam1 * ((1.0 + r[0]) * eta - 1.0 - r)
+    rates = 0.5 * lam1 * ((1.0 + r[0]) * rho - 1.0 - r)
     rates[0] = -0.5 * (lam0[0] + lam1[0])
     threshold = float(np.min((1.0 + r[1:]) / (1.0 + r[0])))
-    return ConstantModeStability(alpha, eta, value / (lam0[0] + lam1[0]), rates, threshold)
+    return ConstantModeStability(alpha, rho, value / (lam0[0] + lam1[0]), rates, threshold)
 
 
 def effective_gain(phi: PytreeAmplifier | Callable, a: ArrayLike) -> np.ndarray:
-    r"""The effective gain :math:`\gamma(a)=\varphi(a)/a` at points ``a`` in [-1, 1] \\ {0} (float64,
-    shape of ``a``). A linear φ has constant gain; φ is *super-linear* where γ grows with
+    r"""The effective gain :math:`G(a)=\varphi(a)/a` at points ``a`` in [-1, 1] \\ {0} (float64,
+    shape of ``a``). A linear φ has constant gain; φ is *super-linear* where G grows with
     :math:`|a|` and *sub-linear* where it falls."""
     a = np.asarray(v.float_array("a", a, ndim_min=0), dtype=np.float64)
     if not np.all(np.isfinite(a)) or np.any(np.abs(a) > 1) or np.any(a == 0):
-        raise ValueError("a must be finite, in [-1, 1] and non-zero (gamma(0) is the limit phi'(0))")
+        raise ValueError("a must be finite, in [-1, 1] and non-zero (G(0) is the limit phi'(0))")
     return np.asarray(evaluate_amplifier(phi, a)) / a
 
 
