@@ -82,11 +82,11 @@ def test_ipr_split_sums_to_rate_and_is_a_covariance_at_fourier_modes(nlgp):
     # a linear phi has no second part
     assert np.allclose(mech.ipr_rate_split(w, lambda a: C * a, s0, s1)[1], 0.0, atol=1e-15)
     for k in range(1, 6):
-        wk = sp.basis[:, k]
+        wk = 2.0 * sp.basis[:, k]  # norm 2
         lk, nk = mech.ipr_rate_split(wk, phi, s0, s1)
         a = np.asarray(theory.amplifier_argument(wk, s1))
-        p = wk**2
-        cov = 2 * np.sqrt(sp.lam1[k]) * np.sum(p * (p - np.sum(p**2)) * mech.effective_gain(phi, a))
+        p = wk**2 / 4.0
+        cov = np.sqrt(sp.lam1[k]) * np.sum(p * (p - np.sum(p**2)) * mech.effective_gain(phi, a))  # 2/||w|| = 1
         assert abs(lk) < 1e-12 and nk == pytest.approx(cov, abs=1e-12) and nk > 0
 
 
