@@ -39,6 +39,10 @@ from localization.trajectory import Trajectory
 
 __all__ = [
     "BOOK_STYLE",
+    "COLUMN_WIDTH",
+    "FONT_SIZE",
+    "FIGURE_DPI",
+    "CAPTION_PX",
     "CLASS_COLORS",
     "TIME_CMAP",
     "use_book_style",
@@ -56,28 +60,35 @@ __all__ = [
 #: first figure. The Makefile sets it when it executes chapters (book, tests, references).
 STATIC_WIDGETS_ENV = "LOCALIZATION_STATIC_WIDGETS"
 
-#: Colour of time in field-evolution figures: viridis (perceptually uniform, readable with the common
-#: colour-vision deficiencies) cut at 0.85 of its range and reversed, so lightness L* falls steadily
-#: from 80 (t = 0, light green) to 15 (last checkpoint, dark purple). No colour is near-white (the
-#: former "coolwarm" reached L* = 88 mid-way, and its middle curves vanished on the white page), and
-#: the last field, the result a figure is about, is drawn darkest and on top.
-TIME_CMAP = matplotlib.colors.ListedColormap(
-    matplotlib.colormaps["viridis"](np.linspace(0.85, 0.0, 256)), name="book_time"
-)
+#: Colour of time: viridis (perceptually uniform, safe for common colour-vision deficiencies) cut at
+#: 0.85 and reversed, so lightness L* falls steadily from 80 (t = 0, light green) to 15 (last
+#: checkpoint, dark purple): no near-white curve, and the final field is the darkest, drawn on top.
+TIME_CMAP = matplotlib.colors.ListedColormap(matplotlib.colormaps["viridis"](np.linspace(0.85, 0, 256)), "book_time")
 CLASS_COLORS = ("#1f77b4", "#d62728")  # y = 0 (short length scale), y = 1 (long length scale)
 
+#: Figure geometry, measured on the built site in a 1280 px window: a cell's figure output is 672 px
+#: wide and captions are 16 px. At 96 dpi a figure inch is a CSS inch, so a figure up to COLUMN_WIDTH
+#: wide is shown at its natural size and FONT_SIZE points are 16 px, the caption's size.
+FIGURE_DPI = 96
+COLUMN_WIDTH = 6.8  # inches: 653 px, 672 px with the 0.1 in margins the notebook's PNG export adds
+FONT_SIZE = 12  # points: 16 px at FIGURE_DPI, the caption's size
+CAPTION_PX = 16  # caption font size on the built pages (CSS px)
+
 BOOK_STYLE = {
-    "figure.figsize": (6.0, 3.6),
-    "figure.dpi": 110,
+    "figure.figsize": (COLUMN_WIDTH, 0.55 * COLUMN_WIDTH),
+    "figure.dpi": FIGURE_DPI,
     "savefig.dpi": 150,
     "savefig.bbox": "tight",
-    "font.size": 10,
-    "axes.titlesize": 10,
-    "axes.labelsize": 10,
-    "legend.fontsize": 8,
+    "font.size": FONT_SIZE,
+    "axes.titlesize": FONT_SIZE,
+    "axes.labelsize": FONT_SIZE,
+    "legend.fontsize": FONT_SIZE,
+    "legend.title_fontsize": FONT_SIZE,
     "legend.frameon": False,
-    "xtick.labelsize": 8,
-    "ytick.labelsize": 8,
+    "xtick.labelsize": FONT_SIZE,
+    "ytick.labelsize": FONT_SIZE,
+    "figure.titlesize": FONT_SIZE,
+    "figure.labelsize": FONT_SIZE,
     "axes.spines.top": False,
     "axes.spines.right": False,
     "axes.grid": True,
@@ -428,7 +439,7 @@ def plot_amplifier(top: Any, bottom: Any, marginal: Any, a: ArrayLike, *, name: 
     top.plot(a, theory.evaluate_amplifier(phi, a), color="k", label=r"$\varphi$")
     ek = marginal.excess_kurtosis
     top.set_title(f"{name}, excess kurtosis {'∞' if math.isinf(ek) else f'{ek:.3f}'}")
-    top.legend(frameon=False, fontsize=8)
+    top.legend(frameon=False)
     dev = theory.linear_deviation(phi, a)
     bottom.plot(a, dev, color="k")
     if dev_taylor is not None:
