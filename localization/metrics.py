@@ -353,10 +353,10 @@ def _finite_float64(name, x, ndim_min):
 def circular_autocorr(x: ArrayLike) -> np.ndarray:
     r"""Circular autocovariance of each periodic signal along the last axis.
 
-    .. math:: s_{\dots,d} = \frac1N \sum_{i=0}^{N-1} x_{\dots,i}\, x_{\dots,(i+d) \bmod N},
-       \qquad d = 0, \dots, N-1,
+    .. math:: s_{\dots,d} = \frac1N \sum_{i=0}^{N-1} x_{\dots,i}\, x_{\dots,(i+d) \bmod N}
 
-    computed as :math:`\mathrm{irfft}(|\mathrm{rfft}(x)|^2)/N`. No mean is subtracted: for centred
+    for :math:`d = 0, \dots, N-1`, computed as :math:`\mathrm{irfft}(|\mathrm{rfft}(x)|^2)/N`.
+    No mean is subtracted: for centred
     data (S3) it is the autocovariance averaged over the :math:`N` translations of one sample, so
     the mean of ``s`` over independent samples estimates the first row :math:`\Sigma_{0,d}` of a
     translation-invariant (circulant) covariance. ``s[..., 0]`` is the mean square of the sample,
@@ -386,7 +386,10 @@ def circular_autocorr(x: ArrayLike) -> np.ndarray:
 def mean_and_se(s: ArrayLike, ddof: int = 1) -> tuple[np.ndarray, np.ndarray]:
     r"""Mean over independent samples (axis 0) and its standard error.
 
-    .. math:: \bar s = \frac1M\sum_{m=1}^M s_m, \qquad
+    .. math::
+
+       \bar s = \frac1M\sum_{m=1}^M s_m,
+
        \mathrm{SE} = \frac{1}{\sqrt M}\Bigl(\frac{1}{M-\mathrm{ddof}}\sum_{m=1}^M (s_m-\bar s)^2\Bigr)^{1/2}
 
     Parameters

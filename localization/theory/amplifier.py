@@ -5,7 +5,8 @@ For a scalar marginal law :math:`X` (one coordinate of the class-1 data, :math:`
 .. math::
 
     \varphi(a) = \mathbb E\bigl[X\,\operatorname{erf}\bigl(X\,\mathrm{alg}^{-1}(a)/\sqrt2\bigr)\bigr],
-    \qquad \mathrm{alg}^{-1}(a) = \frac{a}{\sqrt{1-a^2}},\quad a\in(-1,1).
+
+    \mathrm{alg}^{-1}(a) = \frac{a}{\sqrt{1-a^2}},\quad a\in(-1,1).
 
 Facts used below (each derived with SymPy and checked in ``tests/test_amplifier.py``):
 

@@ -153,8 +153,10 @@ def gradient_terms(w: ArrayLike, x: ArrayLike, y: ArrayLike) -> GradientTerms:
 def mse_gradient(w: ArrayLike, x: ArrayLike, y: ArrayLike) -> jax.Array:
     r"""Chain-rule gradient of :func:`mse_loss` (App. C.1, before taking expectations):
 
-    .. math:: \nabla_w\hat{\mathcal L}=-\frac2B\sum_b\bigl(y_b-\mathrm{ReLU}\langle w,x_b\rangle\bigr)
-              \mathbb 1(\langle w,x_b\rangle\ge0)\,x_b ,
+    .. math::
+
+       \nabla_w\hat{\mathcal L} &= -\frac2B\sum_b\bigl(y_b-\mathrm{ReLU}\langle w,x_b\rangle\bigr) \\
+       &\qquad\times\mathbb 1(\langle w,x_b\rangle\ge0)\,x_b ,
 
     using the convention ReLU'(0) = 1 (the event :math:`\langle w,x_b\rangle=0` has probability 0 for
     continuous data and generic ``w``). ``w`` (..., n), ``x`` (B, n), ``y`` (B,) → (..., n).
@@ -206,8 +208,11 @@ def elliptical_gated_mean(w: ArrayLike, sigma: ArrayLike, mean_abs: float) -> ja
     r"""Exact :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)\,X]` for a centred elliptical law with
     covariance ``sigma``:
 
-    .. math:: \mathbb E[\mathbb 1(\langle w,X\rangle\ge0)X]=\frac C2\,\frac{\Sigma w}{\sqrt{w^\top\Sigma w}},
-              \qquad C=\frac{\mathbb E|\langle w,X\rangle|}{\sqrt{w^\top\Sigma w}} .
+    .. math::
+
+       \mathbb E[\mathbb 1(\langle w,X\rangle\ge0)X]=\frac C2\,\frac{\Sigma w}{\sqrt{w^\top\Sigma w}},
+
+       C=\frac{\mathbb E|\langle w,X\rangle|}{\sqrt{w^\top\Sigma w}} .
 
     Derivation: for an elliptical law the conditional mean is linear,
     :math:`\mathbb E[X\mid S]=\Sigma w\,S/(w^\top\Sigma w)` with :math:`S=\langle w,X\rangle`, so the left
@@ -290,8 +295,11 @@ def empirical_gate_probability(w: ArrayLike, x: ArrayLike, i: int, bins: int = 2
 def gaussian_gate_probability(w: ArrayLike, sigma: ArrayLike, i: int, x: ArrayLike) -> jax.Array:
     r"""Gaussian prediction of :math:`P(\langle w,X\rangle\ge0\mid X_i=x)` (App. C.2 under A1–A3):
 
-    .. math:: \tfrac12+\tfrac12\operatorname{erf}\Bigl(\frac{x\,\langle w,\sigma_i\rangle/\Sigma_{ii}}
-              {\sqrt{2\,(w^\top\Sigma w-\langle w,\sigma_i\rangle^2/\Sigma_{ii})}}\Bigr),
+    .. math::
+
+       \tfrac12+\tfrac12\operatorname{erf}\Bigl(\frac{x\,\langle w,\sigma_i\rangle}{\Sigma_{ii}\sqrt{2v_i}}\Bigr),
+
+       v_i = w^\top\Sigma w-\langle w,\sigma_i\rangle^2/\Sigma_{ii},
 
     i.e. :math:`\langle w,X\rangle\mid X_i=x` treated as Gaussian with the conditional mean and
     covariance of a Gaussian vector, :math:`\mathbb E[X\mid X_i=x]=x\sigma_i/\Sigma_{ii}` and

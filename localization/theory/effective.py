@@ -13,15 +13,17 @@ Derivation of the factor (checked in ``tests/test_effective.py``). With :math:`h
 
 .. math::
 
-    -\nabla\mathcal L = \mathbb E[\mathbb 1(h\ge0)X\mid Y=1]-\tfrac12(\Sigma_0+\Sigma_1)w .
+    -\nabla\mathcal L &= \mathbb E[\mathbb 1(h\ge0)X\mid Y=1] \\
+    &\quad -\tfrac12(\Sigma_0+\Sigma_1)w .
 
 Under A1–A3 (unit marginal variance) the first term is :math:`\tfrac12\varphi(\Sigma_1w/\sqrt{w^\top\Sigma_1w})`
 (App. C.2), giving
 
 .. math::
 
-    \frac{dw}{dt} = \tfrac12\Bigl[\varphi\Bigl(\frac{\Sigma_1w}{\sqrt{w^\top\Sigma_1w}}\Bigr)
-    -(\Sigma_0+\Sigma_1)w\Bigr],
+    \frac{dw}{dt} = \tfrac12\,\varphi(a) -\tfrac12(\Sigma_0+\Sigma_1)w,
+
+    a = \frac{\Sigma_1w}{\sqrt{w^\top\Sigma_1w}},
 
 which is paper Eq. (5) with :math:`\tau=1`. For Gaussian data the first term is exact:
 :math:`\mathbb E[\mathbb 1(h\ge0)X\mid Y=1]=\Sigma_1w/\sqrt{2\pi\,w^\top\Sigma_1w}`, and with
@@ -144,7 +146,11 @@ def effective_vector_field(
 ) -> jax.Array:
     r"""Right-hand side of the effective flow (paper Eq. (5), τ = 1, book time convention):
 
-    .. math:: \dot w=\tfrac12\bigl[\varphi(\Sigma_1w/\sqrt{w^\top\Sigma_1w})-(\Sigma_0+\Sigma_1)w\bigr].
+    .. math::
+
+       \dot w=\tfrac12\,\varphi(a)-\tfrac12(\Sigma_0+\Sigma_1)w,
+
+       a=\Sigma_1w/\sqrt{w^\top\Sigma_1w}.
 
     Parameters
     ----------
@@ -190,7 +196,10 @@ def expected_loss_gaussian(w: ArrayLike, sigma0: ArrayLike, sigma1: ArrayLike) -
 def expected_gradient_gaussian(w: ArrayLike, sigma0: ArrayLike, sigma1: ArrayLike) -> jax.Array:
     r"""Exact expected gradient :math:`\nabla\mathcal L(w)` for Gaussian classes (shape ``(..., n)``):
 
-    .. math:: \nabla\mathcal L=-\frac{\Sigma_1w}{\sqrt{2\pi\,w^\top\Sigma_1w}}+\tfrac12(\Sigma_0+\Sigma_1)w,
+    .. math::
+
+       \nabla\mathcal L &= -\frac{\Sigma_1w}{\sqrt{2\pi\,w^\top\Sigma_1w}} \\
+       &\quad +\tfrac12(\Sigma_0+\Sigma_1)w,
 
     from :math:`\mathbb E[\mathbb 1(h\ge0)X\mid Y=1]=\Sigma_1w/\sqrt{2\pi w^\top\Sigma_1w}` (Stein). Gradient
     descent follows :math:`\dot w=-\nabla\mathcal L`. Covariances need not have unit diagonal here.
