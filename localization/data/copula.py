@@ -50,6 +50,7 @@ from localization.data.marginals import (
     kur_transform,
     nlgp_normaliser,
     nlgp_transform,
+    takes_jax_path,
 )
 from localization.data.quadrature import tanh_sinh
 from localization.pytree import pytree_dataclass, static_field
@@ -139,7 +140,7 @@ class Gaussian(CopulaModel):
         return GaussianMarginal()
 
     def transform(self, z: ArrayLike) -> jax.Array | np.ndarray:
-        return z if isinstance(z, (jax.Array, jax.core.Tracer)) else np.asarray(z, np.float64)
+        return z if takes_jax_path(z) else np.asarray(z, np.float64)
 
     @property
     def smoothed_transform(self) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
@@ -214,9 +215,8 @@ class Kur(CopulaModel):
         return KurMarginal(concrete("k", self.k))
 
     def transform(self, z: ArrayLike) -> jax.Array | np.ndarray:
-        if isinstance(z, (jax.Array, jax.core.Tracer)):
-            return kur_transform(z, jnp.asarray(self.k, z.dtype))
-        return kur_transform(z, concrete("k", self.k))
+        # the sampler's path computes in z's dtype (as NLGP's map does with its gain)
+        return kur_transform(z, jnp.asarray(self.k, z.dtype) if takes_jax_path(z) else concrete("k", self.k))
 
     def _covariance(self, shape):
         k = concrete("k", self.k)

@@ -40,6 +40,7 @@ __all__ = [
     "KurMarginal",
     "RademacherMarginal",
     "StudentTMarginal",
+    "takes_jax_path",
     "nlgp_normaliser",
     "nlgp_transform",
     "nlgp_excess_kurtosis",
@@ -153,13 +154,19 @@ def nlgp_normaliser(gain: ArrayLike) -> jax.Array:
     return jnp.sqrt((2.0 / jnp.pi) * jnp.arcsin(2.0 * g2 / (1.0 + 2.0 * g2)))
 
 
+def takes_jax_path(z: ArrayLike, *params: ArrayLike) -> bool:
+    """True when a copula map gets a JAX array or a traced parameter: it then runs in JAX (traceable,
+    in ``z``'s dtype, the samplers' path); NumPy input runs in SciPy float64 (the quadratures' path)."""
+    return isinstance(z, (jax.Array, jax.core.Tracer)) or any(isinstance(p, jax.core.Tracer) for p in params)
+
+
 def nlgp_transform(z: ArrayLike, gain: ArrayLike) -> jax.Array | np.ndarray:
     """The NLGP copula map z -> erf(g z)/𝒵(g) (paper Eq. (3)).
 
     JAX arrays (traceable in ``gain``, the samplers' path) or NumPy arrays (SciPy, float64; the
     theory's quadratures) in, the same kind out.
     """
-    if isinstance(z, (jax.Array, jax.core.Tracer)) or isinstance(gain, jax.core.Tracer):
+    if takes_jax_path(z, gain):
         g = jnp.asarray(gain, z.dtype)
         return jax.lax.erf(g * z) * (1.0 / nlgp_normaliser(g)).astype(z.dtype)
     g = float(gain)
@@ -292,7 +299,7 @@ def kur_transform(z: ArrayLike, k: ArrayLike) -> jax.Array | np.ndarray:
     ``1 - s^k = -expm1(k log1p(-e))``, so ``q = sign(z) (1 - e) (1 - s^k)^(-1/k)``. JAX arrays (traceable in
     ``k``, the samplers' path) or NumPy arrays (SciPy, float64; quadratures) in, the same kind out.
     """
-    if isinstance(z, (jax.Array, jax.core.Tracer)) or isinstance(k, jax.core.Tracer):
+    if takes_jax_path(z, k):
         e = jax.lax.erfc(jnp.abs(z) * (1.0 / math.sqrt(2.0)))
         one_minus_sk = -jnp.expm1(k * jnp.log1p(-e))
         x = (1.0 - e) * jnp.exp(-jnp.log(one_minus_sk) / k)
