@@ -156,12 +156,15 @@ class Browser:
         )
 
     def screenshot(self, path: Path, tile: int = 8000) -> list[Path]:
-        """The whole page as PNGs (``path``, then ``path-2.png``... for each further ``tile`` px)."""
+        """The whole page as PNGs (``path``, then ``path-2.png``...), in equal tiles of at most ``tile`` px
+        (equal, so that no tile is a thin leftover strip of the page's foot)."""
         size = self.call("Page.getLayoutMetrics")["cssContentSize"]
         width, height = int(size["width"]), int(size["height"])
+        tiles = max(1, -(-height // tile))  # ceil(height / tile)
+        step = max(1, -(-height // tiles))
         files = []
-        for k, top in enumerate(range(0, height, tile)):
-            clip = {"x": 0, "y": top, "width": width, "height": min(tile, height - top), "scale": 1}
+        for k, top in enumerate(range(0, height, step)):
+            clip = {"x": 0, "y": top, "width": width, "height": min(step, height - top), "scale": 1}
             shot = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=True, clip=clip)
             out = path if k == 0 else path.with_name(f"{path.stem}-{k + 1}{path.suffix}")
             out.parent.mkdir(parents=True, exist_ok=True)
