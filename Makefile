@@ -16,9 +16,9 @@ REFERENCES := $(patsubst book/%.md,tests/references/%.ipynb,$(CHAPTERS))
 export JAX_PLATFORMS := cpu
 export XLA_PYTHON_CLIENT_PREALLOCATE := false
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
-# Chapters executed in batch (book, nbval, references) do not draw the explorers' first figure:
-# nbclient's output-widget emulation can hang the execution (see localization.plotting.explorer).
-# `make lab` clears it, so live notebooks draw at once.
+# Explorers (localization.explorer): chapters executed in batch (nbval, references) show the
+# controls only (nbclient's output-widget emulation can hang an execution); the book build draws
+# every stop of every explorer into the page ("frames"); `make lab` clears it, so notebooks are live.
 export LOCALIZATION_STATIC_WIDGETS := 1
 # The book seed (localization.book.seed): every chapter's random keys derive from it. The references
 # are written with seed 0; nbval re-executes the chapters with CHECK_SEED, so every check cell must
@@ -71,7 +71,10 @@ book: env
 	@mkdir -p _build; if [ "$$(cat _build/.seed 2>/dev/null)" != "$(LOCALIZATION_SEED)" ]; then \
 	  echo "book seed $(LOCALIZATION_SEED): clearing _build (it held seed '$$(cat _build/.seed 2>/dev/null)')"; \
 	  rm -rf _build && mkdir -p _build && echo "$(LOCALIZATION_SEED)" > _build/.seed; fi
-	$(BIN)/jupyter-book build . --builder html -W -n --keep-going
+	@rm -f _build/explorers.jsonl
+	LOCALIZATION_STATIC_WIDGETS=frames LOCALIZATION_EXPLORER_LOG=$(CURDIR)/_build/explorers.jsonl \
+	  $(BIN)/jupyter-book build . --builder html -W -n --keep-going
+	@$(PY) -m localization.explorer _build/explorers.jsonl
 
 # --- tests -------------------------------------------------------------------------------------
 # Two worker processes (pytest-xdist): most of a test's time is single-threaded XLA compilation.

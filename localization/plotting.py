@@ -13,8 +13,6 @@
   sample, the covariance and the marginal of a pair of data models.
 * :func:`plot_amplifier` — φ of a marginal beside its cubic Taylor polynomial and the linear
   reference, and the deviation from that line (the amplifier chapter's family figure).
-* :func:`explorer` — the chapters' live controls (an ``ipywidgets.interact`` that stays quiet when a
-  chapter is executed in batch, see its docstring).
 
 Every plotting helper draws on an ``ax`` passed in and returns what it drew; none creates or shows
 figures.
@@ -23,8 +21,6 @@ figures.
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -52,13 +48,7 @@ __all__ = [
     "plot_samples",
     "plot_model_row",
     "plot_amplifier",
-    "explorer",
-    "STATIC_WIDGETS_ENV",
 ]
-
-#: Environment variable: when set (to anything but "" or "0"), :func:`explorer` does not draw its
-#: first figure. The Makefile sets it when it executes chapters (book, tests, references).
-STATIC_WIDGETS_ENV = "LOCALIZATION_STATIC_WIDGETS"
 
 #: Colour of time: viridis (perceptually uniform, safe for common colour-vision deficiencies) cut at
 #: 0.85 and reversed, so lightness L* falls steadily from 80 (t = 0, light green) to 15 (last
@@ -450,49 +440,3 @@ def plot_amplifier(top: Any, bottom: Any, marginal: Any, a: ArrayLike, *, name: 
     bottom.set_xlabel(r"$a$")
     bottom.set_ylabel(r"$\varphi-\sqrt{2/\pi}\,a$")
     return dev
-
-
-def explorer(fn: Callable[..., Any], /, **controls: Any) -> None:
-    """Display live controls that redraw ``fn(**values)`` in an output area (like ``ipywidgets.interact``).
-
-    ``controls`` maps each keyword argument of ``fn`` to an ipywidgets value widget (slider,
-    dropdown, ...) or to ``ipywidgets.fixed(value)``. Moving a control calls ``fn`` with the current
-    values inside the output area, which is cleared first; ``fn`` draws (e.g. ``plt.show()``).
-
-    Why not ``interact``: when a notebook is executed without a browser (jupyter-book, jupytext,
-    nbclient), nbclient emulates the output widget and *sends* a state update to the kernel on the
-    shell channel whenever the widget's output changes, while it is waiting for the cell's reply on
-    that same channel; now and then that reply is never seen and execution hangs with an idle
-    kernel (jupyter/nbclient#312, observed four times in this project). ``explorer`` draws its first
-    figure only when the environment variable :data:`STATIC_WIDGETS_ENV` is unset, so batch
-    executions never touch the output widget; the built page shows the controls, and the chapters
-    put a static figure with the default settings just above.
-    """
-    import ipywidgets as widgets
-    from IPython.display import display
-
-    if not callable(fn):
-        raise TypeError(f"fn must be callable, got {fn!r}")
-    fixed, live = {}, {}
-    for name, control in controls.items():
-        if isinstance(control, widgets.fixed):
-            fixed[name] = control.value
-        elif isinstance(control, widgets.ValueWidget):
-            live[name] = control
-        else:
-            raise TypeError(
-                f"control {name!r} must be an ipywidgets value widget (e.g. FloatSlider) or "
-                f"ipywidgets.fixed(value), got {type(control).__name__}"
-            )
-    out = widgets.Output()
-
-    def redraw(_change=None):
-        with out:
-            out.clear_output(wait=True)
-            fn(**fixed, **{name: control.value for name, control in live.items()})
-
-    for control in live.values():
-        control.observe(redraw, names="value")
-    display(widgets.VBox([*live.values(), out]))
-    if os.environ.get(STATIC_WIDGETS_ENV, "") in ("", "0"):
-        redraw()

@@ -210,35 +210,6 @@ def test_plot_samples(ax):
         plotting.plot_samples(ax, np.ones((2, 2, 2)))
 
 
-# ------------------------------------------------------------------------------------------ explorer
-def test_explorer_redraws_with_current_values_and_respects_the_static_switch(monkeypatch):
-    import ipywidgets as widgets
-
-    calls = []
-    slider = widgets.FloatSlider(value=1.0, min=0.0, max=5.0)
-    menu = widgets.Dropdown(options=["a", "b"], value="a")
-    monkeypatch.setenv(plotting.STATIC_WIDGETS_ENV, "1")
-    plotting.explorer(
-        lambda x, name, flag: calls.append((x, name, flag)), x=slider, name=menu, flag=widgets.fixed(True)
-    )
-    assert calls == []  # batch execution: no first figure
-    slider.value = 2.5
-    menu.value = "b"
-    assert calls == [(2.5, "a", True), (2.5, "b", True)]
-    monkeypatch.setenv(plotting.STATIC_WIDGETS_ENV, "0")
-    plotting.explorer(lambda x: calls.append(x), x=widgets.IntSlider(value=3))
-    assert calls[-1] == 3  # live: draws at once
-
-
-def test_explorer_validation():
-    import ipywidgets as widgets
-
-    with pytest.raises(TypeError, match="fn must be callable"):
-        plotting.explorer(3, x=widgets.IntSlider())
-    with pytest.raises(TypeError, match="control 'x' must be an ipywidgets value widget"):
-        plotting.explorer(lambda x: None, x=(0, 10))
-
-
 def test_plot_model_row_draws_the_samples_covariance_and_marginal():
     import jax
 

@@ -257,7 +257,7 @@ def test_landing_page_uses_every_convention():
     assert "Fig. 1" in dom or "Figure 1" in dom, "no numbered figure caption/reference"
     assert "tag_check" in dom, "no check cell"
     assert re.search(r'<div class="[^"]*\bproof\b[^"]*\blemma\b', dom), "no theorem-style (lemma) block"
-    assert "widget-slider" in dom, "the embedded widget snapshot did not render offline"
+    assert 'class="loc-explorer"' in dom, "no explorer on the landing page"
     assert re.search(r"bibliography|Lufkin", dom), "no citation"
 
 
@@ -324,12 +324,39 @@ def measured(browser: Browser, page: str, width: int) -> dict:
         browser.open(page, width)
         desktop = width == 1280
         _MEASURED[page, width] = {
+            "console": console_problems(browser.events),
             "math": browser.evaluate(MEASURE_DISPLAY_MATH),
             "tables": browser.evaluate(MEASURE_TABLES) if desktop else [],
             "figures": browser.evaluate(MEASURE_FIGURES),
             "screenshots": browser.screenshot(SCREENSHOTS / f"{page.replace('/', '_')}.png") if desktop else [],
         }
     return _MEASURED[page, width]
+
+
+def console_problems(events: list[dict]) -> list[str]:
+    """Console errors, uncaught exceptions and failed requests among DevTools protocol events."""
+    problems = []
+    for event in events:
+        method, params = event.get("method"), event.get("params", {})
+        if method == "Runtime.exceptionThrown":
+            details = params["exceptionDetails"]
+            problems.append(f"exception: {details.get('exception', {}).get('description', details.get('text'))}")
+        elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
+            problems.append(
+                "console.error: " + " ".join(str(a.get("value", a.get("description"))) for a in params["args"])
+            )
+        elif method == "Log.entryAdded" and params["entry"]["level"] == "error":
+            problems.append(f"log: {params['entry']['text']} ({params['entry'].get('url', '')})")
+        elif method == "Network.loadingFailed" and not params.get("canceled"):
+            problems.append(f"request failed: {params.get('errorText')} (request {params.get('requestId')})")
+    return problems
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_has_no_console_errors_or_failed_requests(browser, page):
+    """With the network cut off, loading a page logs no error, throws nothing and no request fails."""
+    problems = measured(browser, page, 1280)["console"]
+    assert not problems, f"{page}:\n" + "\n".join(problems)
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -424,3 +451,107 @@ def test_figure_text_is_not_smaller_than_captions(browser, page):
             pytest.fail(f"{page} now passes: remove it from WIDE_FIGURES_PENDING")
         pytest.xfail("\n".join(small))
     assert not small, f"{page}:\n" + "\n".join(small)
+
+
+# Explorers (localization.explorer): the frames and rules of each one, and what its page shows now.
+EXPLORER_SPECS = """Array.from(document.querySelectorAll('.loc-explorer'), (e) =>
+  ({id: e.id, spec: JSON.parse(e.querySelector('script[type="application/json"]').textContent)}))"""
+EXPLORER_STATE = """((id) => {
+  const root = document.getElementById(id);
+  return {src: root.querySelector('img').getAttribute('src'),
+          shown: root.querySelector('.loc-explorer-values').textContent,
+          controls: Array.from(root.querySelectorAll('[data-control]'), (box) => {
+            const input = box.querySelector('input');
+            const pressed = Array.from(box.querySelectorAll('button'),
+                                       (b) => b.getAttribute('aria-pressed') === 'true');
+            return {name: box.dataset.control, hidden: box.hidden,
+                    index: input ? Number(input.value) : pressed.indexOf(true),
+                    output: input ? box.querySelector('output').textContent : null};
+          })};
+})"""
+# Where to click: the centre of the j-th button of a control, or a fraction of a slider's track (the
+# element is scrolled to the middle of the window first, so the point is inside the viewport).
+EXPLORER_TARGET = """((id, name, j, fraction) => {
+  const box = document.getElementById(id).querySelector('[data-control="' + name + '"]');
+  const el = j === null ? box.querySelector('input') : box.querySelectorAll('button')[j];
+  el.scrollIntoView({block: 'center'});
+  const r = el.getBoundingClientRect();
+  return {x: j === null ? r.left + fraction * r.width : r.left + r.width / 2, y: r.top + r.height / 2};
+})"""
+
+
+def _click(browser: Browser, x: float, y: float) -> None:
+    """A real mouse click (press and release of the left button) at viewport point (x, y)."""
+    for kind in ("mousePressed", "mouseReleased"):
+        browser.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+
+
+def _check_explorer_state(spec: dict, state: dict, where: str) -> tuple[int, ...]:
+    """The page shows what the frames say: the picture is the frame of the controls' stops, each
+    slider shows the label of its stop, and exactly the controls that apply are visible."""
+    controls = spec["controls"]
+    index = {c["name"]: state_c["index"] for c, state_c in zip(controls, state["controls"], strict=True)}
+    values = {c["name"]: c["values"][index[c["name"]]] for c in controls}
+    for c, shown in zip(controls, state["controls"], strict=True):
+        applies = all(values[s] in allowed for s, allowed in c["when"].items())
+        assert shown["hidden"] == (not applies), f"{where}: control {c['name']} hidden={shown['hidden']}"
+        if c["kind"] == "slider":
+            assert shown["output"] == c["labels"][shown["index"]], f"{where}: {c['name']} shows {shown['output']}"
+            if applies:
+                assert f"{c['description']} = {shown['output']}" in state["shown"], f"{where}: {state['shown']}"
+    key = "-".join(str(index[c["name"]]) for c in controls)
+    assert key in spec["frames"], f"{where}: no frame {key}"
+    assert state["src"] == spec["frames"][key], f"{where}: the picture is not the frame of {key}"
+    return tuple(index[c["name"]] for c in controls)
+
+
+def test_every_explorer_changes_its_figure_when_a_control_is_moved(browser):
+    """On every page, each explorer answers real mouse input with the right precomputed frame: every
+    button of every choice, and each slider that applies to it dragged to both ends."""
+    found = 0
+    for page in PAGES:
+        browser.open(page, 1280)
+        for explorer in browser.evaluate(EXPLORER_SPECS):
+            found += 1
+            ident, spec = explorer["id"], explorer["spec"]
+            assert len(spec["frames"]) >= 2, f"{page} {ident}: fewer than two frames"
+
+            def state(where, ident=ident, spec=spec):
+                return _check_explorer_state(spec, browser.evaluate(f"{EXPLORER_STATE}({json.dumps(ident)})"), where)
+
+            before = state(f"{page} {ident} on load")
+            choices = [c for c in spec["controls"] if c["kind"] == "buttons"] or [None]
+            for choice in choices:
+                options = range(len(choice["labels"])) if choice else [None]
+                for j in options:
+                    if choice is not None:
+                        point = browser.evaluate(
+                            f"{EXPLORER_TARGET}({json.dumps(ident)}, {json.dumps(choice['name'])}, {j}, 0)"
+                        )
+                        _click(browser, point["x"], point["y"])
+                        now = state(f"{page} {ident} after {choice['name']} = {choice['labels'][j]}")
+                        assert now[[c["name"] for c in spec["controls"]].index(choice["name"])] == j
+                        before = now
+                    shown = browser.evaluate(f"{EXPLORER_STATE}({json.dumps(ident)})")["controls"]
+                    for c, box in zip(spec["controls"], shown, strict=True):
+                        if c["kind"] != "slider" or box["hidden"]:
+                            continue
+                        for fraction in (0.98, 0.02):
+                            point = browser.evaluate(
+                                f"{EXPLORER_TARGET}({json.dumps(ident)}, {json.dumps(c['name'])}, null, {fraction})"
+                            )
+                            _click(browser, point["x"], point["y"])
+                            now = state(f"{page} {ident} after dragging {c['name']} to {fraction:.0%}")
+                            slot = [d["name"] for d in spec["controls"]].index(c["name"])
+                            target = len(c["labels"]) - 1 if fraction > 0.5 else 0
+                            assert now[slot] == target, (
+                                f"{page} {ident}: {c['name']} at stop {now[slot]}, expected {target}"
+                            )
+                            if now != before:
+                                frame_before = spec["frames"]["-".join(map(str, before))]
+                                assert spec["frames"]["-".join(map(str, now))] != frame_before, (
+                                    f"{page} {ident}: moving {c['name']} did not change the picture"
+                                )
+                            before = now
+        assert not console_problems(browser.events), f"{page}: {console_problems(browser.events)}"
+    assert found >= 5, f"only {found} explorers on the site"

@@ -1,0 +1,374 @@
+"""Explorers: a figure as a function of a few controls, live in a notebook and on the static site.
+
+A chapter writes ``explore(figure, family=Dropdown(...), gain=SelectionSlider(...), when={...})``
+once; what the reader gets depends on where the chapter runs (environment variable
+:data:`STATIC_WIDGETS_ENV`):
+
+* ``""`` / ``"0"`` (a live notebook, ``make lab``): ipywidgets controls that redraw ``figure`` at
+  once, with the controls that do not apply to the current choice hidden.
+* ``"frames"`` (``make book``): every combination of the controls' stops is drawn at build time by
+  the same ``figure`` call and embedded in the page with a few lines of JavaScript that swap the
+  picture as the reader moves a control — no kernel, no network. Controls are discrete for that
+  reason: a slider has a list of stops (``SelectionSlider``), and the value shown is the value used.
+* anything else (``"1"``: nbval and the references): the controls only, nothing drawn. nbclient's
+  emulation of the output widget can hang a batch execution (jupyter/nbclient#312, seen four times
+  in this project), and the references need no pictures.
+
+``when`` says which controls apply to which choice: ``when={"gain": {"family": ("NLGP",)}}`` shows
+the gain only while ``family`` is NLGP. A control that does not apply keeps its default value, so
+the static grid holds one frame per *applicable* combination (:func:`frame_grid`), not the full
+product.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import itertools
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["STATIC_WIDGETS_ENV", "FRAMES_LOG_ENV", "Control", "explore", "frame_grid", "render_frames", "summarize_log"]
+
+#: Environment variable choosing what :func:`explore` does (see the module docstring). The Makefile
+#: sets "1" for every batch execution and "frames" for the book build; ``make lab`` clears it.
+STATIC_WIDGETS_ENV = "LOCALIZATION_STATIC_WIDGETS"
+
+#: Environment variable: a file to which each static explorer appends one JSON line (name, number of
+#: frames, seconds, bytes) when it is built, so that the book build can report what explorers cost.
+FRAMES_LOG_ENV = "LOCALIZATION_EXPLORER_LOG"
+
+#: Most frames one explorer may embed: a page must stay light (each frame is a PNG of ~10–40 kB).
+MAX_FRAMES = 64
+
+
+@dataclass(frozen=True)
+class Control:
+    """One control as the explorer sees it: its stops (labels shown, values passed) and its default.
+
+    ``kind`` is ``"buttons"`` for a choice among names (drawn as a row of buttons) and ``"slider"``
+    for an ordered list of stops.
+    """
+
+    name: str
+    description: str
+    kind: str
+    labels: tuple[str, ...]
+    values: tuple[Any, ...]
+    default: int  # index of the default stop
+
+    @classmethod
+    def of(cls, name: str, widget: Any) -> Control:
+        """The control of an ipywidgets selection widget (Dropdown, ToggleButtons, SelectionSlider)."""
+        import ipywidgets as widgets
+
+        if isinstance(widget, widgets.SelectionSlider):
+            kind = "slider"
+        elif isinstance(widget, (widgets.Dropdown, widgets.ToggleButtons, widgets.RadioButtons)):
+            kind = "buttons"
+        else:
+            raise TypeError(
+                f"control {name!r} must be an ipywidgets SelectionSlider, Dropdown, ToggleButtons or "
+                f"RadioButtons (a list of stops the static site can precompute), got {type(widget).__name__}"
+            )
+        pairs = [o if isinstance(o, tuple) and len(o) == 2 else (str(o), o) for o in widget.options]
+        labels, values = tuple(str(label) for label, _ in pairs), tuple(value for _, value in pairs)
+        if not values:
+            raise ValueError(f"control {name!r} has no options")
+        return cls(name, widget.description or name, kind, labels, values, values.index(widget.value))
+
+
+def _check_when(when: Mapping[str, Mapping[str, Any]], controls: Mapping[str, Control]) -> dict:
+    """``when`` as {control: {selector: set of selector values}}, validated against the controls."""
+    if not isinstance(when, Mapping):
+        raise TypeError(f"when must be a mapping {{control: {{selector: values}}}}, got {type(when).__name__}")
+    checked = {}
+    for name, conditions in when.items():
+        if name not in controls:
+            raise ValueError(f"when names control {name!r}, which is not one of {sorted(controls)}")
+        if not isinstance(conditions, Mapping) or not conditions:
+            raise TypeError(f"when[{name!r}] must be a non-empty mapping {{selector: values}}, got {conditions!r}")
+        checked[name] = {}
+        for selector, allowed in conditions.items():
+            if selector not in controls or selector == name:
+                raise ValueError(f"when[{name!r}] names selector {selector!r}, which is not another control")
+            allowed = (allowed,) if isinstance(allowed, str) else tuple(allowed)
+            unknown = [a for a in allowed if a not in controls[selector].values]
+            if unknown:
+                raise ValueError(
+                    f"when[{name!r}][{selector!r}]: {unknown} are not options of {selector!r} "
+                    f"({list(controls[selector].values)})"
+                )
+            checked[name][selector] = allowed
+    return checked
+
+
+def _applies(name: str, values: Mapping[str, Any], when: Mapping[str, Mapping[str, tuple]]) -> bool:
+    return all(values[selector] in allowed for selector, allowed in when.get(name, {}).items())
+
+
+def frame_grid(controls: Mapping[str, Control], when: Mapping[str, Mapping[str, tuple]]) -> Iterator[tuple[int, ...]]:
+    """Stop indices (one per control, in order) of every frame the static site needs.
+
+    A combination is kept when every control that does not apply to it sits at its default stop, so
+    each choice contributes the product of its own controls' stops only.
+    """
+    names = list(controls)
+    for stops in itertools.product(*(range(len(c.values)) for c in controls.values())):
+        values = {n: controls[n].values[i] for n, i in zip(names, stops, strict=True)}
+        if all(_applies(n, values, when) or i == controls[n].default for n, i in zip(names, stops, strict=True)):
+            yield stops
+
+
+def _png(fig: Any) -> bytes:
+    """The figure as a PNG at its own size and dpi, reduced to a 256-colour palette (3–4x smaller)."""
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=fig.dpi)
+    image = Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
+    out = io.BytesIO()
+    image.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(
+        out, format="png", optimize=True
+    )
+    return out.getvalue()
+
+
+def render_frames(
+    figure: Callable[..., Any],
+    controls: Mapping[str, Control],
+    when: Mapping[str, Mapping[str, tuple]],
+    fixed: Mapping[str, Any] | None = None,
+) -> dict[str, str]:
+    """Draw ``figure(**fixed, **values)`` for every stop combination of :func:`frame_grid`.
+
+    Returns {frame key: PNG data URI}; the key is the stop indices joined by "-". ``figure`` must
+    return a Matplotlib figure, which is closed after it is encoded.
+    """
+    import matplotlib.pyplot as plt
+
+    grid = list(frame_grid(controls, when))
+    if len(grid) > MAX_FRAMES:
+        raise ValueError(
+            f"the explorer needs {len(grid)} frames, more than MAX_FRAMES = {MAX_FRAMES}: use fewer stops "
+            f"or restrict controls with `when`"
+        )
+    names = list(controls)
+    frames = {}
+    for stops in _progress(grid, getattr(figure, "__name__", "explorer")):
+        values = {n: controls[n].values[i] for n, i in zip(names, stops, strict=True)}
+        fig = figure(**(fixed or {}), **values)
+        if not hasattr(fig, "savefig"):
+            raise TypeError(f"figure must return a Matplotlib figure, got {type(fig).__name__} for {values}")
+        frames["-".join(map(str, stops))] = "data:image/png;base64," + base64.b64encode(_png(fig)).decode()
+        plt.close(fig)
+    return frames
+
+
+def _progress(items: list, name: str):
+    """A tqdm bar on stderr when building frames by hand; silent inside a book build."""
+    if os.environ.get(FRAMES_LOG_ENV):
+        return items
+    from tqdm.auto import tqdm
+
+    return tqdm(items, desc=f"explorer {name}", leave=False)
+
+
+_SCRIPT = """
+(function () {
+  const root = document.getElementById(%(id)s);
+  const spec = JSON.parse(root.querySelector('script[type="application/json"]').textContent);
+  const img = root.querySelector('img'), caption = root.querySelector('.loc-explorer-values');
+  const state = spec.controls.map((c) => c.default);
+  const applies = (c) => Object.entries(c.when).every(([s, ok]) =>
+    ok.includes(spec.controls[spec.names.indexOf(s)].values[state[spec.names.indexOf(s)]]));
+  function update() {
+    const shown = [];
+    spec.controls.forEach((c, i) => {
+      const box = root.querySelector('[data-control="' + c.name + '"]');
+      const on = applies(c);
+      box.hidden = !on;
+      if (!on) state[i] = c.default;
+      if (c.kind === 'slider') {
+        box.querySelector('input').value = state[i];
+        box.querySelector('output').textContent = c.labels[state[i]];
+      } else {
+        box.querySelectorAll('button').forEach((b, j) => b.setAttribute('aria-pressed', j === state[i]));
+      }
+      if (on) shown.push(c.description + ' = ' + c.labels[state[i]]);
+    });
+    img.src = spec.frames[state.join('-')];
+    img.alt = spec.alt + ': ' + shown.join(', ');
+    caption.textContent = shown.join(', ');
+  }
+  spec.controls.forEach((c, i) => {
+    const box = root.querySelector('[data-control="' + c.name + '"]');
+    if (c.kind === 'slider') {
+      box.querySelector('input').addEventListener('input', (e) => { state[i] = +e.target.value; update(); });
+    } else {
+      box.querySelectorAll('button').forEach((b, j) => b.addEventListener('click', () => { state[i] = j; update(); }));
+    }
+  });
+  update();
+})();
+"""
+
+_STYLE = """<style>
+.loc-explorer { border: 1px solid #d0d7de; border-radius: 6px; padding: 0.6em; margin: 0.5em 0; }
+.loc-explorer-controls { display: flex; flex-wrap: wrap; gap: 0.4em 1.5em; align-items: center; }
+.loc-explorer-controls label, .loc-explorer-controls fieldset { display: flex; gap: 0.5em;
+  align-items: center; border: 0; margin: 0; padding: 0; }
+.loc-explorer-controls [hidden] { display: none; }
+.loc-explorer-controls input[type=range] { width: 11em; }
+.loc-explorer-controls output { min-width: 3em; font-variant-numeric: tabular-nums; font-weight: 600; }
+.loc-explorer-controls button { border: 1px solid #8c959f; background: #fff; border-radius: 4px;
+  padding: 0.15em 0.6em; cursor: pointer; }
+.loc-explorer-controls button[aria-pressed=true] { background: #24292f; color: #fff; }
+.loc-explorer img { max-width: 100%; height: auto; display: block; margin-top: 0.4em; }
+.loc-explorer-values { font-size: 0.9em; color: #57606a; margin: 0.2em 0 0 0; }
+</style>"""
+
+
+def _static_html(ident: str, name: str, controls: Mapping[str, Control], when: Mapping, frames: dict) -> str:
+    """The explorer as self-contained HTML: controls, the default frame, the frames as JSON, the script."""
+    parts = []
+    for c in controls.values():
+        if c.kind == "slider":
+            parts.append(
+                f'<label data-control="{html.escape(c.name)}">{html.escape(c.description)} '
+                f'<input type="range" min="0" max="{len(c.values) - 1}" step="1" value="{c.default}" '
+                f'aria-label="{html.escape(c.description)}"><output>{html.escape(c.labels[c.default])}</output></label>'
+            )
+        else:
+            buttons = "".join(
+                f'<button type="button" aria-pressed="{str(j == c.default).lower()}">{html.escape(label)}</button>'
+                for j, label in enumerate(c.labels)
+            )
+            label = html.escape(c.description)
+            parts.append(
+                f'<fieldset data-control="{html.escape(c.name)}" role="group" aria-label="{label}">'
+                f"<span>{label}</span>{buttons}</fieldset>"
+            )
+    spec = {
+        "names": list(controls),
+        "alt": f"explorer {name}",
+        "controls": [
+            {
+                "name": c.name,
+                "description": c.description,
+                "kind": c.kind,
+                "labels": list(c.labels),
+                "values": [v if isinstance(v, (str, int, float)) else str(v) for v in c.values],
+                "default": c.default,
+                "when": {s: list(allowed) for s, allowed in when.get(c.name, {}).items()},
+            }
+            for c in controls.values()
+        ],
+        "frames": frames,
+    }
+    default = "-".join(str(c.default) for c in controls.values())
+    # "</" cannot appear inside a <script> element; JSON allows the escaped form.
+    payload = json.dumps(spec, separators=(",", ":")).replace("</", "<\\/")
+    return (
+        f'{_STYLE}<div class="loc-explorer" id="{ident}"><div class="loc-explorer-controls">{"".join(parts)}</div>'
+        f'<img src="{frames[default]}" alt="explorer {html.escape(name)}">'
+        f'<p class="loc-explorer-values"></p>'
+        f'<script type="application/json">{payload}</script>'
+        f"<script>{_SCRIPT % {'id': json.dumps(ident)}}</script></div>"
+    )
+
+
+_counter = itertools.count()
+
+
+def explore(figure: Callable[..., Any], /, *, when: Mapping[str, Mapping[str, Any]] | None = None, **controls: Any):
+    """Show ``figure(**values)`` under controls; see the module docstring for the three modes.
+
+    Args:
+        figure: returns a Matplotlib figure (not shown, not closed) for keyword values of the controls.
+        when: {control: {selector: allowed values}}: show ``control`` only while each ``selector``
+            holds one of its allowed values; otherwise it keeps its default.
+        **controls: keyword argument of ``figure`` → an ipywidgets selection widget (SelectionSlider,
+            Dropdown, ToggleButtons, RadioButtons) or ``ipywidgets.fixed(value)``.
+
+    In the static mode the HTML of the explorer is displayed (and returned); in the others, the
+    ipywidgets box.
+    """
+    import ipywidgets as widgets
+    from IPython.display import HTML, display
+
+    if not callable(figure):
+        raise TypeError(f"figure must be callable, got {figure!r}")
+    fixed = {n: c.value for n, c in controls.items() if isinstance(c, widgets.fixed)}
+    live = {n: c for n, c in controls.items() if not isinstance(c, widgets.fixed)}
+    if not live:
+        raise ValueError("explore needs at least one control that is not ipywidgets.fixed")
+    specs = {n: Control.of(n, c) for n, c in live.items()}
+    checked = _check_when(when or {}, specs)
+    mode = os.environ.get(STATIC_WIDGETS_ENV, "")
+    name = getattr(figure, "__name__", "explorer")
+
+    if mode == "frames":
+        start = time.perf_counter()
+        frames = render_frames(figure, specs, checked, fixed)
+        ident = f"loc-explorer-{re.sub(r'[^A-Za-z0-9_-]', '', name)}-{next(_counter)}"
+        page = _static_html(ident, name, specs, checked, frames)
+        log = os.environ.get(FRAMES_LOG_ENV)
+        if log:
+            record = {"name": name, "frames": len(frames), "seconds": time.perf_counter() - start, "bytes": len(page)}
+            with open(log, "a", encoding="utf-8") as f:
+                f.write(json.dumps(record) + "\n")
+        display(HTML(page))
+        return page
+
+    out = widgets.Output()
+
+    def redraw(_change=None):
+        values = {n: c.value for n, c in live.items()}
+        for n, c in live.items():
+            c.layout.display = None if _applies(n, values, checked) else "none"
+        with out:
+            out.clear_output(wait=True)
+            fig = figure(**fixed, **values)
+            display(fig)
+            import matplotlib.pyplot as plt
+
+            plt.close(fig)
+
+    for control in live.values():
+        control.observe(redraw, names="value")
+    box = widgets.VBox([*live.values(), out])
+    display(box)
+    if mode in ("", "0"):
+        redraw()
+    return box
+
+
+def summarize_log(path: str) -> str:
+    """One line per explorer built (from the :data:`FRAMES_LOG_ENV` file) and their total."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            records = [json.loads(line) for line in f if line.strip()]
+    except FileNotFoundError:
+        return "explorers: none built in this run (every chapter came from the execution cache)"
+    lines = [
+        f"  {r['name']:<24} {r['frames']:3d} frames {r['seconds']:6.1f} s {r['bytes'] / 1e6:5.2f} MB" for r in records
+    ]
+    total = sum(r["seconds"] for r in records)
+    frames = sum(r["frames"] for r in records)
+    size = sum(r["bytes"] for r in records) / 1e6
+    return "\n".join(
+        ["explorers built in this run:", *lines, f"  total: {frames} frames in {total:.1f} s, {size:.2f} MB"]
+    )
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(summarize_log(sys.argv[1]))

@@ -1,0 +1,118 @@
+"""Explorers: the frame grid, the static HTML and the live controls (localization.explorer)."""
+
+import json
+import re
+
+import ipywidgets as widgets
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import pytest
+
+from localization import explorer
+
+
+def _controls():
+    return dict(
+        family=widgets.ToggleButtons(options=["NLGP", "Kur"], value="NLGP", description="family"),
+        gain=widgets.SelectionSlider(options=[("0.1", 0.1), ("3", 3.0), ("100", 100.0)], value=3.0, description="g"),
+        k=widgets.SelectionSlider(options=[4.5, 5.0, 8.0, 10.0], value=8.0, description="k"),
+    )
+
+
+WHEN = {"gain": {"family": "NLGP"}, "k": {"family": "Kur"}}
+
+
+def _figure(calls):
+    def figure(family, gain, k, scale=1.0):
+        calls.append((family, gain, k, scale))
+        fig, ax = plt.subplots(figsize=(2, 1.5))
+        ax.plot([0, 1], [0, gain if family == "NLGP" else k])
+        return fig
+
+    return figure
+
+
+def test_frame_grid_holds_one_frame_per_applicable_combination():
+    specs = {n: explorer.Control.of(n, w) for n, w in _controls().items()}
+    grid = list(explorer.frame_grid(specs, WHEN))
+    # NLGP: 3 gains with k at its default (index 2); Kur: 4 values of k with the gain at its default (1).
+    assert sorted(grid) == sorted([(0, g, 2) for g in range(3)] + [(1, 1, k) for k in range(4)])
+    assert len(set(grid)) == len(grid) == 7
+    # Without `when`, the full product.
+    assert len(list(explorer.frame_grid(specs, {}))) == 2 * 3 * 4
+
+
+def test_static_mode_draws_every_frame_with_the_values_shown(monkeypatch):
+    monkeypatch.setenv(explorer.STATIC_WIDGETS_ENV, "frames")
+    monkeypatch.delenv(explorer.FRAMES_LOG_ENV, raising=False)
+    calls = []
+    page = explorer.explore(_figure(calls), when=WHEN, scale=widgets.fixed(2.0), **_controls())
+    assert len(calls) == 7 and all(c[3] == 2.0 for c in calls)
+    assert ("NLGP", 100.0, 8.0, 2.0) in calls and ("Kur", 3.0, 4.5, 2.0) in calls
+    spec = json.loads(re.search(r'<script type="application/json">(.*?)</script>', page, re.S).group(1))
+    assert len(spec["frames"]) == 7 and all(v.startswith("data:image/png;base64,") for v in spec["frames"].values())
+    # The page opens on the default frame, and each slider shows the label of the value it passes.
+    default = re.search(r'<img src="([^"]+)"', page).group(1)
+    assert default == spec["frames"]["0-1-2"]
+    gain = spec["controls"][1]
+    assert gain["labels"] == ["0.1", "3", "100"] and gain["values"] == [0.1, 3.0, 100.0] and gain["default"] == 1
+    assert gain["when"] == {"family": ["NLGP"]}
+    assert plt.get_fignums() == []  # every frame's figure was closed
+
+
+def test_batch_mode_draws_nothing_and_live_mode_hides_what_does_not_apply(monkeypatch):
+    calls = []
+    controls = _controls()
+    monkeypatch.setenv(explorer.STATIC_WIDGETS_ENV, "1")
+    explorer.explore(_figure(calls), when=WHEN, **controls)
+    assert calls == []
+    monkeypatch.setenv(explorer.STATIC_WIDGETS_ENV, "")
+    controls = _controls()
+    explorer.explore(_figure(calls), when=WHEN, **controls)
+    assert calls == [("NLGP", 3.0, 8.0, 1.0)]
+    assert controls["k"].layout.display == "none" and controls["gain"].layout.display is None
+    controls["family"].value = "Kur"
+    assert calls[-1] == ("Kur", 3.0, 8.0, 1.0)
+    assert controls["gain"].layout.display == "none" and controls["k"].layout.display is None
+    plt.close("all")
+
+
+def test_bad_arguments_are_named(monkeypatch):
+    monkeypatch.setenv(explorer.STATIC_WIDGETS_ENV, "1")
+    with pytest.raises(TypeError, match="figure must be callable"):
+        explorer.explore(3, **_controls())
+    with pytest.raises(TypeError, match="control 'x' must be an ipywidgets SelectionSlider"):
+        explorer.explore(lambda x: None, x=widgets.FloatSlider())
+    with pytest.raises(ValueError, match="at least one control"):
+        explorer.explore(lambda x: None, x=widgets.fixed(1))
+    with pytest.raises(ValueError, match="when names control 'q'"):
+        explorer.explore(_figure([]), when={"q": {"family": "NLGP"}}, **_controls())
+    with pytest.raises(ValueError, match=r"\['Ising'\] are not options of 'family'"):
+        explorer.explore(_figure([]), when={"gain": {"family": "Ising"}}, **_controls())
+    with pytest.raises(ValueError, match="not another control"):
+        explorer.explore(_figure([]), when={"gain": {"gain": 3.0}}, **_controls())
+
+
+def test_frames_must_be_figures_and_few(monkeypatch):
+    monkeypatch.setenv(explorer.STATIC_WIDGETS_ENV, "frames")
+    monkeypatch.delenv(explorer.FRAMES_LOG_ENV, raising=False)
+    with pytest.raises(TypeError, match="figure must return a Matplotlib figure"):
+        explorer.explore(lambda family, gain, k: None, when=WHEN, **_controls())
+    many = widgets.SelectionSlider(options=list(range(explorer.MAX_FRAMES + 1)), value=0)
+    with pytest.raises(ValueError, match="more than MAX_FRAMES"):
+        explorer.explore(lambda n: None, n=many)
+
+
+def test_the_build_log_is_summed(tmp_path, monkeypatch):
+    log = tmp_path / "explorers.jsonl"
+    monkeypatch.setenv(explorer.STATIC_WIDGETS_ENV, "frames")
+    monkeypatch.setenv(explorer.FRAMES_LOG_ENV, str(log))
+    explorer.explore(_figure([]), when=WHEN, **_controls())
+    explorer.explore(_figure([]), when=WHEN, **_controls())
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r["frames"] for r in records] == [7, 7]
+    summary = explorer.summarize_log(str(log))
+    assert "total: 14 frames" in summary
+    assert "none built" in explorer.summarize_log(str(tmp_path / "missing.jsonl"))
