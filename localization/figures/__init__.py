@@ -2,6 +2,7 @@
 ``python -m localization figures --out DIR [--only NAMES] [--scale chapter|paper]``.
 
 * ``draw`` — the drawing code the chapters call (paper Figs. 2, 3, 5, 8 and the phase diagram);
+* ``mechanism`` — the drawing code of the mechanism chapter's figures;
 * ``registry`` — every figure the command writes (:data:`FIGURES`, paper numbering in the names),
   computed with its chapter's library calls and keys, at the chapter's or the paper's scale, and
   :func:`render`, which writes them as PNG files.
@@ -9,7 +10,7 @@
 The names in ``__all__`` are re-exported here (``figures.draw_ipr_vs_kurtosis(ax, result)``).
 """
 
-from localization.figures import draw, registry
+from localization.figures import draw, mechanism, registry
 from localization.figures.draw import (
     FIG2_MODELS,
     draw_breakdown,
@@ -24,6 +25,7 @@ from localization.figures.registry import FIGURES, SCALES, FigureEntry, describe
 
 __all__ = [
     "draw",
+    "mechanism",
     "registry",
     "FIG2_MODELS",
     "draw_breakdown",

@@ -295,6 +295,106 @@ def _fig3_amplifier(scale: str) -> Any:
     return fig
 
 
+def _mechanism_setup() -> dict[str, Any]:
+    """The mechanism chapter's tasks (Gaussian, NLGP(3), Kur(5) at ξ = (1, 3), N = 40), their
+    covariances, exact amplifiers and tabulated amplifiers (for flow integrations)."""
+    from localization import data, theory
+
+    n, xi = 40, (1.0, 3.0)
+    tasks = {
+        "Gaussian": data.LengthscaleTask.of(data.Gaussian, xi=xi),
+        "NLGP(3)": data.LengthscaleTask.of(data.NLGP, xi=xi, gain=3.0),
+        "Kur(5)": data.LengthscaleTask.of(data.Kur, xi=xi, k=5.0),
+    }
+    phi = {name: theory.amplifier(task.model1.marginal) for name, task in tasks.items()}
+    return dict(
+        n=n,
+        tasks=tasks,
+        cov={name: task.covariances(n) for name, task in tasks.items()},
+        phi=phi,
+        fast={name: theory.tabulate_amplifier(p) for name, p in phi.items()},
+        colors={"Gaussian": "0.35", "NLGP(3)": "C3", "Kur(5)": "C0"},
+    )
+
+
+def _mechanism_flows(setup: dict[str, Any], steps: Sequence[int]) -> dict[str, Any]:
+    """The mechanism chapter's flows from its first random start (key ("mechanism", "w0")): forward
+    Euler, step 0.05, the linear φ for the Gaussian task, checkpoints every 20 steps."""
+    import jax
+
+    from localization import book, theory
+    from localization.theory import mechanism as mech
+
+    n = setup["n"]
+    w0 = np.asarray(jax.random.normal(book.key("mechanism", "w0"), (8, n), dtype=np.float64))
+    flows = {}
+    for name in setup["tasks"]:
+        phi = (lambda a: mech.GAUSSIAN_SLOPE * a) if name == "Gaussian" else setup["fast"][name]
+        flows[name] = theory.integrate_effective(
+            w0[0], phi, *setup["cov"][name], lr=0.05, steps=steps[-1], checkpoints=np.arange(0, steps[-1] + 1, 20)
+        )
+    return flows
+
+
+@register("mechanism_gain", "mechanism")
+def _mechanism_gain(scale: str) -> Any:
+    """The mechanism chapter's effective gain φ(a)/a of Gaussian, NLGP(3) and Kur(5) data (ξ = (1,
+    3), N = 40), in units of √(2/π), with the argument of each task's constant state (exact
+    quadrature, the same at both scales).
+    """
+    from localization.figures.mechanism import draw_gain
+    from localization.theory import mechanism as mech
+
+    _check_scale(scale)
+    setup = _mechanism_setup()
+    grid = np.linspace(1e-3, 1.0, 400)
+    gains = {name: mech.effective_gain(phi, grid) for name, phi in setup["phi"].items()}
+    alphas = {name: mech.constant_mode_stability(setup["phi"][name], *setup["cov"][name]).alpha for name in gains}
+    fig = _figure((6.8, 3.6), layout="constrained")
+    draw_gain(fig.subplots(), grid, gains, alphas, colors=setup["colors"])
+    return fig
+
+
+@register("mechanism_flow", "mechanism")
+def _mechanism_flow(scale: str) -> Any:
+    """The mechanism chapter's flow at work: weights and their local average Σ₁w/s at t = 0, 5, 10,
+    20, 200 under the linear, NLGP(3) and Kur(5) flows from one random start (book key
+    ("mechanism", "w0"); forward Euler, step 0.05; the same at both scales).
+    """
+    from localization.figures.mechanism import draw_flow_snapshots
+
+    _check_scale(scale)
+    setup = _mechanism_setup()
+    steps = [int(round(t / 0.05)) for t in (0.0, 5.0, 10.0, 20.0, 200.0)]
+    flows = _mechanism_flows(setup, steps)
+    fig = _figure((6.8, 6.6), layout="constrained")
+    axes = fig.subplots(3, len(steps), sharex=True, sharey="row")
+    sigma1 = {name: cov[1] for name, cov in setup["cov"].items()}
+    draw_flow_snapshots(axes, flows, sigma1, steps, colors=setup["colors"])
+    fig.suptitle("The flow at work: weights and their local average, same start")
+    return fig
+
+
+@register("mechanism_ipr", "mechanism")
+def _mechanism_ipr(scale: str) -> Any:
+    """The mechanism chapter's IPR along the three flows of ``mechanism_flow`` and the two parts of
+    its rate (linear flow, gain ≠ √(2/π)) for NLGP(3) and Kur(5) (the same at both scales).
+    """
+    from localization.figures.mechanism import draw_ipr_split
+    from localization.theory import mechanism as mech
+
+    _check_scale(scale)
+    setup = _mechanism_setup()
+    flows = _mechanism_flows(setup, [0, 4000])
+    splits = {
+        name: mech.ipr_rate_split(np.asarray(flows[name].weights), setup["phi"][name], *setup["cov"][name])
+        for name in ("NLGP(3)", "Kur(5)")
+    }
+    fig = _figure((6.8, 7.0), layout="constrained")
+    draw_ipr_split(fig.subplots(2, 1), flows, splits, setup["n"], colors=setup["colors"], tmax=100)
+    return fig
+
+
 @register("fig3_sgd_vs_flow", "effective_dynamics")
 def _fig3_sgd_vs_flow(scale: str) -> Any:
     """Paper Fig. 3: SGD, the effective flow with the exact φ and with the Taylor φ, from the same
