@@ -1,23 +1,28 @@
 """Explorers: a figure as a function of a few controls, live in a notebook and on the static site.
 
-A chapter writes ``explore(figure, family=Dropdown(...), gain=SelectionSlider(...), when={...})``
-once; what the reader gets depends on where the chapter runs (environment variable
+A chapter writes, once::
+
+    explore(figure, family=Choice(["NLGP", "Kur"], value="NLGP"),
+            gain=Slider([0.1, 1, 3, 10], value=3, description="gain g"),
+            k=Slider([4.5, 5, 8], value=5, description="k"),
+            when={"gain": {"family": "NLGP"}, "k": {"family": "Kur"}})
+
+and what the reader gets depends on where the chapter runs (environment variable
 :data:`STATIC_WIDGETS_ENV`):
 
 * ``""`` / ``"0"`` (a live notebook, ``make lab``): ipywidgets controls that redraw ``figure`` at
   once, with the controls that do not apply to the current choice hidden.
-* ``"frames"`` (``make book``): every combination of the controls' stops is drawn at build time by
-  the same ``figure`` call and embedded in the page with a few lines of JavaScript that swap the
-  picture as the reader moves a control — no kernel, no network. Controls are discrete for that
-  reason: a slider has a list of stops (``SelectionSlider``), and the value shown is the value used.
-* anything else (``"1"``: nbval and the references): the controls only, nothing drawn. nbclient's
-  emulation of the output widget can hang a batch execution (jupyter/nbclient#312, seen four times
-  in this project), and the references need no pictures.
+* ``"frames"`` (``make book``): every applicable combination of the controls' stops is drawn at
+  build time by the same ``figure`` call and embedded in the page, with a few lines of JavaScript
+  that swap the picture as the reader moves a control: no kernel, no network. Controls are lists
+  of stops for that reason, and the label shown is the value used.
+* anything else (``"1"``: nbval and the references): nothing is drawn and no widget is created
+  (nbclient's emulation of the output widget can hang a batch execution, jupyter/nbclient#312, seen
+  four times in this project; and a created widget would be saved into the notebook).
 
-``when`` says which controls apply to which choice: ``when={"gain": {"family": ("NLGP",)}}`` shows
-the gain only while ``family`` is NLGP. A control that does not apply keeps its default value, so
-the static grid holds one frame per *applicable* combination (:func:`frame_grid`), not the full
-product.
+``when`` says which controls apply to which choice: a control that does not apply is hidden and
+keeps its default stop, so the static grid holds one frame per *applicable* combination
+(:func:`frame_grid`), not the full product.
 """
 
 from __future__ import annotations
@@ -30,11 +35,22 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["STATIC_WIDGETS_ENV", "FRAMES_LOG_ENV", "Control", "explore", "frame_grid", "render_frames", "summarize_log"]
+__all__ = [
+    "STATIC_WIDGETS_ENV",
+    "FRAMES_LOG_ENV",
+    "MAX_FRAMES",
+    "Control",
+    "Slider",
+    "Choice",
+    "explore",
+    "frame_grid",
+    "render_frames",
+    "summarize_log",
+]
 
 #: Environment variable choosing what :func:`explore` does (see the module docstring). The Makefile
 #: sets "1" for every batch execution and "frames" for the book build; ``make lab`` clears it.
@@ -48,40 +64,70 @@ FRAMES_LOG_ENV = "LOCALIZATION_EXPLORER_LOG"
 MAX_FRAMES = 64
 
 
-@dataclass(frozen=True)
-class Control:
-    """One control as the explorer sees it: its stops (labels shown, values passed) and its default.
+def _stops(name: str, stops: Sequence[Any]) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    """Labels and values of a list of stops given as values or (label, value) pairs."""
+    if isinstance(stops, (str, bytes)) or not isinstance(stops, Sequence) or len(stops) == 0:
+        raise ValueError(f"{name} must be a non-empty list of stops (values or (label, value) pairs), got {stops!r}")
+    pairs = [
+        s if isinstance(s, tuple) and len(s) == 2 else (f"{s:g}" if isinstance(s, float) else str(s), s) for s in stops
+    ]
+    labels, values = tuple(str(label) for label, _ in pairs), tuple(value for _, value in pairs)
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"{name}: two stops have the same label: {list(labels)}")
+    return labels, values
 
-    ``kind`` is ``"buttons"`` for a choice among names (drawn as a row of buttons) and ``"slider"``
-    for an ordered list of stops.
+
+@dataclass(frozen=True, init=False)
+class Control:
+    """One control: its stops (labels shown, values passed), its default stop and its description.
+
+    Use :class:`Slider` (an ordered list of stops) or :class:`Choice` (a row of buttons).
     """
 
-    name: str
+    stops: tuple[Any, ...]
+    value: Any
     description: str
-    kind: str
     labels: tuple[str, ...]
     values: tuple[Any, ...]
-    default: int  # index of the default stop
+    kind: str = "slider"
 
-    @classmethod
-    def of(cls, name: str, widget: Any) -> Control:
-        """The control of an ipywidgets selection widget (Dropdown, ToggleButtons, SelectionSlider)."""
+    def __init__(self, stops: Sequence[Any], value: Any, description: str = ""):
+        labels, values = _stops(type(self).__name__ + " stops", stops)
+        if value not in values:
+            raise ValueError(f"value {value!r} is not one of the stops {list(values)}")
+        if not isinstance(description, str):
+            raise TypeError(f"description must be a string, got {type(description).__name__}")
+        for field, item in (("stops", tuple(stops)), ("value", value), ("description", description)):
+            object.__setattr__(self, field, item)
+        object.__setattr__(self, "labels", labels)
+        object.__setattr__(self, "values", values)
+
+    @property
+    def default(self) -> int:
+        """Index of the default stop."""
+        return self.values.index(self.value)
+
+    def widget(self, name: str) -> Any:
+        """The live ipywidgets control (only built in a live notebook)."""
         import ipywidgets as widgets
 
-        if isinstance(widget, widgets.SelectionSlider):
-            kind = "slider"
-        elif isinstance(widget, (widgets.Dropdown, widgets.ToggleButtons, widgets.RadioButtons)):
-            kind = "buttons"
-        else:
-            raise TypeError(
-                f"control {name!r} must be an ipywidgets SelectionSlider, Dropdown, ToggleButtons or "
-                f"RadioButtons (a list of stops the static site can precompute), got {type(widget).__name__}"
-            )
-        pairs = [o if isinstance(o, tuple) and len(o) == 2 else (str(o), o) for o in widget.options]
-        labels, values = tuple(str(label) for label, _ in pairs), tuple(value for _, value in pairs)
-        if not values:
-            raise ValueError(f"control {name!r} has no options")
-        return cls(name, widget.description or name, kind, labels, values, values.index(widget.value))
+        options = list(zip(self.labels, self.values, strict=True))
+        if self.kind == "slider":
+            return widgets.SelectionSlider(options=options, value=self.value, description=self.description or name)
+        return widgets.ToggleButtons(options=options, value=self.value, description=self.description or name)
+
+
+class Slider(Control):
+    """An ordered list of stops, e.g. ``Slider([0.1, 1, 3, 10], value=3, description="gain g")``; a
+    stop may be a ``(label, value)`` pair. The slider shows the label of the stop it passes."""
+
+    kind = "slider"
+
+
+class Choice(Control):
+    """A choice among a few options (a row of buttons), e.g. ``Choice(["NLGP", "Kur"], value="NLGP")``."""
+
+    kind = "buttons"
 
 
 def _check_when(when: Mapping[str, Mapping[str, Any]], controls: Mapping[str, Control]) -> dict:
@@ -127,16 +173,19 @@ def frame_grid(controls: Mapping[str, Control], when: Mapping[str, Mapping[str, 
 
 
 def _png(fig: Any) -> bytes:
-    """The figure as a PNG at its own size and dpi, reduced to a 256-colour palette (3–4x smaller)."""
+    """The figure as a PNG at its own size and dpi, in a 256-colour palette (3–4x smaller than RGB).
+
+    One draw of the canvas (``savefig`` with the book's tight bounding box would lay the figure out
+    twice); the figures use constrained layout, so nothing is cut.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from PIL import Image
 
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=fig.dpi)
-    image = Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    image = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba()).convert("RGB")
     out = io.BytesIO()
-    image.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(
-        out, format="png", optimize=True
-    )
+    image.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(out, format="png")
     return out.getvalue()
 
 
@@ -161,7 +210,7 @@ def render_frames(
         )
     names = list(controls)
     frames = {}
-    for stops in _progress(grid, getattr(figure, "__name__", "explorer")):
+    for stops in grid:
         values = {n: controls[n].values[i] for n, i in zip(names, stops, strict=True)}
         fig = figure(**(fixed or {}), **values)
         if not hasattr(fig, "savefig"):
@@ -169,15 +218,6 @@ def render_frames(
         frames["-".join(map(str, stops))] = "data:image/png;base64," + base64.b64encode(_png(fig)).decode()
         plt.close(fig)
     return frames
-
-
-def _progress(items: list, name: str):
-    """A tqdm bar on stderr when building frames by hand; silent inside a book build."""
-    if os.environ.get(FRAMES_LOG_ENV):
-        return items
-    from tqdm.auto import tqdm
-
-    return tqdm(items, desc=f"explorer {name}", leave=False)
 
 
 _SCRIPT = """
@@ -237,41 +277,36 @@ _STYLE = """<style>
 
 def _static_html(ident: str, name: str, controls: Mapping[str, Control], when: Mapping, frames: dict) -> str:
     """The explorer as self-contained HTML: controls, the default frame, the frames as JSON, the script."""
-    parts = []
-    for c in controls.values():
+    parts, specs = [], []
+    for key, c in controls.items():
+        label = html.escape(c.description or key)
         if c.kind == "slider":
             parts.append(
-                f'<label data-control="{html.escape(c.name)}">{html.escape(c.description)} '
-                f'<input type="range" min="0" max="{len(c.values) - 1}" step="1" value="{c.default}" '
-                f'aria-label="{html.escape(c.description)}"><output>{html.escape(c.labels[c.default])}</output></label>'
+                f'<label data-control="{html.escape(key)}">{label} <input type="range" min="0" '
+                f'max="{len(c.values) - 1}" step="1" value="{c.default}" aria-label="{label}">'
+                f"<output>{html.escape(c.labels[c.default])}</output></label>"
             )
         else:
             buttons = "".join(
-                f'<button type="button" aria-pressed="{str(j == c.default).lower()}">{html.escape(label)}</button>'
-                for j, label in enumerate(c.labels)
+                f'<button type="button" aria-pressed="{str(j == c.default).lower()}">{html.escape(text)}</button>'
+                for j, text in enumerate(c.labels)
             )
-            label = html.escape(c.description)
             parts.append(
-                f'<fieldset data-control="{html.escape(c.name)}" role="group" aria-label="{label}">'
+                f'<fieldset data-control="{html.escape(key)}" role="group" aria-label="{label}">'
                 f"<span>{label}</span>{buttons}</fieldset>"
             )
-    spec = {
-        "names": list(controls),
-        "alt": f"explorer {name}",
-        "controls": [
+        specs.append(
             {
-                "name": c.name,
-                "description": c.description,
+                "name": key,
+                "description": c.description or key,
                 "kind": c.kind,
                 "labels": list(c.labels),
                 "values": [v if isinstance(v, (str, int, float)) else str(v) for v in c.values],
                 "default": c.default,
-                "when": {s: list(allowed) for s, allowed in when.get(c.name, {}).items()},
+                "when": {s: list(allowed) for s, allowed in when.get(key, {}).items()},
             }
-            for c in controls.values()
-        ],
-        "frames": frames,
-    }
+        )
+    spec = {"names": list(controls), "alt": f"explorer {name}", "controls": specs, "frames": frames}
     default = "-".join(str(c.default) for c in controls.values())
     # "</" cannot appear inside a <script> element; JSON allows the escaped form.
     payload = json.dumps(spec, separators=(",", ":")).replace("</", "<\\/")
@@ -287,38 +322,39 @@ def _static_html(ident: str, name: str, controls: Mapping[str, Control], when: M
 _counter = itertools.count()
 
 
-def explore(figure: Callable[..., Any], /, *, when: Mapping[str, Mapping[str, Any]] | None = None, **controls: Any):
+def explore(figure: Callable[..., Any], /, *, when: Mapping[str, Mapping[str, Any]] | None = None, **arguments: Any):
     """Show ``figure(**values)`` under controls; see the module docstring for the three modes.
 
     Args:
-        figure: returns a Matplotlib figure (not shown, not closed) for keyword values of the controls.
+        figure: returns a Matplotlib figure (not shown, not closed) for keyword values of its arguments.
         when: {control: {selector: allowed values}}: show ``control`` only while each ``selector``
             holds one of its allowed values; otherwise it keeps its default.
-        **controls: keyword argument of ``figure`` → an ipywidgets selection widget (SelectionSlider,
-            Dropdown, ToggleButtons, RadioButtons) or ``ipywidgets.fixed(value)``.
+        **arguments: keyword arguments of ``figure``: a :class:`Slider` or :class:`Choice` is a
+            control; any other value is passed as it is.
 
-    In the static mode the HTML of the explorer is displayed (and returned); in the others, the
-    ipywidgets box.
+    Returns the explorer's HTML in the static mode (also displayed), the ipywidgets box when live,
+    ``None`` in batch mode.
     """
-    import ipywidgets as widgets
     from IPython.display import HTML, display
 
     if not callable(figure):
         raise TypeError(f"figure must be callable, got {figure!r}")
-    fixed = {n: c.value for n, c in controls.items() if isinstance(c, widgets.fixed)}
-    live = {n: c for n, c in controls.items() if not isinstance(c, widgets.fixed)}
-    if not live:
-        raise ValueError("explore needs at least one control that is not ipywidgets.fixed")
-    specs = {n: Control.of(n, c) for n, c in live.items()}
-    checked = _check_when(when or {}, specs)
+    controls = {n: c for n, c in arguments.items() if isinstance(c, Control)}
+    fixed = {n: c for n, c in arguments.items() if not isinstance(c, Control)}
+    if not controls:
+        raise ValueError("explore needs at least one control (explorer.Slider or explorer.Choice)")
+    for n, c in fixed.items():
+        if type(c).__module__.startswith("ipywidgets"):
+            raise TypeError(f"argument {n!r} is an ipywidgets object: use explorer.Slider or explorer.Choice")
+    checked = _check_when(when or {}, controls)
     mode = os.environ.get(STATIC_WIDGETS_ENV, "")
     name = getattr(figure, "__name__", "explorer")
 
     if mode == "frames":
         start = time.perf_counter()
-        frames = render_frames(figure, specs, checked, fixed)
+        frames = render_frames(figure, controls, checked, fixed)
         ident = f"loc-explorer-{re.sub(r'[^A-Za-z0-9_-]', '', name)}-{next(_counter)}"
-        page = _static_html(ident, name, specs, checked, frames)
+        page = _static_html(ident, name, controls, checked, frames)
         log = os.environ.get(FRAMES_LOG_ENV)
         if log:
             record = {"name": name, "frames": len(frames), "seconds": time.perf_counter() - start, "bytes": len(page)}
@@ -326,27 +362,30 @@ def explore(figure: Callable[..., Any], /, *, when: Mapping[str, Mapping[str, An
                 f.write(json.dumps(record) + "\n")
         display(HTML(page))
         return page
+    if mode not in ("", "0"):
+        return None  # batch execution: no widget is created, so none is saved in the notebook
 
+    import ipywidgets as widgets
+    import matplotlib.pyplot as plt
+
+    live = {n: c.widget(n) for n, c in controls.items()}
     out = widgets.Output()
 
     def redraw(_change=None):
-        values = {n: c.value for n, c in live.items()}
-        for n, c in live.items():
-            c.layout.display = None if _applies(n, values, checked) else "none"
+        values = {n: w.value for n, w in live.items()}
+        for n, w in live.items():
+            w.layout.display = None if _applies(n, values, checked) else "none"
         with out:
             out.clear_output(wait=True)
             fig = figure(**fixed, **values)
             display(fig)
-            import matplotlib.pyplot as plt
-
             plt.close(fig)
 
-    for control in live.values():
-        control.observe(redraw, names="value")
+    for w in live.values():
+        w.observe(redraw, names="value")
     box = widgets.VBox([*live.values(), out])
     display(box)
-    if mode in ("", "0"):
-        redraw()
+    redraw()
     return box
 
 

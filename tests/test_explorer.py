@@ -15,9 +15,9 @@ from localization import explorer
 
 def _controls():
     return dict(
-        family=widgets.ToggleButtons(options=["NLGP", "Kur"], value="NLGP", description="family"),
-        gain=widgets.SelectionSlider(options=[("0.1", 0.1), ("3", 3.0), ("100", 100.0)], value=3.0, description="g"),
-        k=widgets.SelectionSlider(options=[4.5, 5.0, 8.0, 10.0], value=8.0, description="k"),
+        family=explorer.Choice(["NLGP", "Kur"], value="NLGP", description="family"),
+        gain=explorer.Slider([("0.1", 0.1), ("3", 3.0), ("100", 100.0)], value=3.0, description="g"),
+        k=explorer.Slider([4.5, 5.0, 8.0, 10.0], value=8.0, description="k"),
     )
 
 
@@ -35,7 +35,7 @@ def _figure(calls):
 
 
 def test_frame_grid_holds_one_frame_per_applicable_combination():
-    specs = {n: explorer.Control.of(n, w) for n, w in _controls().items()}
+    specs = _controls()
     grid = list(explorer.frame_grid(specs, WHEN))
     # NLGP: 3 gains with k at its default (index 2); Kur: 4 values of k with the gain at its default (1).
     assert sorted(grid) == sorted([(0, g, 2) for g in range(3)] + [(1, 1, k) for k in range(4)])
@@ -48,7 +48,7 @@ def test_static_mode_draws_every_frame_with_the_values_shown(monkeypatch):
     monkeypatch.setenv(explorer.STATIC_WIDGETS_ENV, "frames")
     monkeypatch.delenv(explorer.FRAMES_LOG_ENV, raising=False)
     calls = []
-    page = explorer.explore(_figure(calls), when=WHEN, scale=widgets.fixed(2.0), **_controls())
+    page = explorer.explore(_figure(calls), when=WHEN, scale=2.0, **_controls())
     assert len(calls) == 7 and all(c[3] == 2.0 for c in calls)
     assert ("NLGP", 100.0, 8.0, 2.0) in calls and ("Kur", 3.0, 4.5, 2.0) in calls
     spec = json.loads(re.search(r'<script type="application/json">(.*?)</script>', page, re.S).group(1))
@@ -64,18 +64,20 @@ def test_static_mode_draws_every_frame_with_the_values_shown(monkeypatch):
 
 def test_batch_mode_draws_nothing_and_live_mode_hides_what_does_not_apply(monkeypatch):
     calls = []
-    controls = _controls()
     monkeypatch.setenv(explorer.STATIC_WIDGETS_ENV, "1")
-    explorer.explore(_figure(calls), when=WHEN, **controls)
+    assert explorer.explore(_figure(calls), when=WHEN, **_controls()) is None
     assert calls == []
     monkeypatch.setenv(explorer.STATIC_WIDGETS_ENV, "")
-    controls = _controls()
-    explorer.explore(_figure(calls), when=WHEN, **controls)
+    box = explorer.explore(_figure(calls), when=WHEN, **_controls())
+    family, gain, k = box.children[:3]
+    assert isinstance(gain, widgets.SelectionSlider) and gain.label == "3" and k.label == "8"
     assert calls == [("NLGP", 3.0, 8.0, 1.0)]
-    assert controls["k"].layout.display == "none" and controls["gain"].layout.display is None
-    controls["family"].value = "Kur"
+    assert k.layout.display == "none" and gain.layout.display is None
+    family.value = "Kur"
     assert calls[-1] == ("Kur", 3.0, 8.0, 1.0)
-    assert controls["gain"].layout.display == "none" and controls["k"].layout.display is None
+    assert gain.layout.display == "none" and k.layout.display is None
+    k.value = 4.5
+    assert calls[-1] == ("Kur", 3.0, 4.5, 1.0)
     plt.close("all")
 
 
@@ -83,16 +85,22 @@ def test_bad_arguments_are_named(monkeypatch):
     monkeypatch.setenv(explorer.STATIC_WIDGETS_ENV, "1")
     with pytest.raises(TypeError, match="figure must be callable"):
         explorer.explore(3, **_controls())
-    with pytest.raises(TypeError, match="control 'x' must be an ipywidgets SelectionSlider"):
-        explorer.explore(lambda x: None, x=widgets.FloatSlider())
+    with pytest.raises(TypeError, match="argument 'x' is an ipywidgets object"):
+        explorer.explore(lambda x, g: None, x=widgets.FloatSlider(), g=explorer.Slider([1], value=1))
     with pytest.raises(ValueError, match="at least one control"):
-        explorer.explore(lambda x: None, x=widgets.fixed(1))
+        explorer.explore(lambda x: None, x=1)
     with pytest.raises(ValueError, match="when names control 'q'"):
         explorer.explore(_figure([]), when={"q": {"family": "NLGP"}}, **_controls())
     with pytest.raises(ValueError, match=r"\['Ising'\] are not options of 'family'"):
         explorer.explore(_figure([]), when={"gain": {"family": "Ising"}}, **_controls())
     with pytest.raises(ValueError, match="not another control"):
         explorer.explore(_figure([]), when={"gain": {"gain": 3.0}}, **_controls())
+    with pytest.raises(ValueError, match=r"value 2 is not one of the stops \[1, 3\]"):
+        explorer.Slider([1, 3], value=2)
+    with pytest.raises(ValueError, match="non-empty list of stops"):
+        explorer.Choice([], value=None)
+    with pytest.raises(ValueError, match="two stops have the same label"):
+        explorer.Slider([("a", 1), ("a", 2)], value=1)
 
 
 def test_frames_must_be_figures_and_few(monkeypatch):
@@ -100,7 +108,7 @@ def test_frames_must_be_figures_and_few(monkeypatch):
     monkeypatch.delenv(explorer.FRAMES_LOG_ENV, raising=False)
     with pytest.raises(TypeError, match="figure must return a Matplotlib figure"):
         explorer.explore(lambda family, gain, k: None, when=WHEN, **_controls())
-    many = widgets.SelectionSlider(options=list(range(explorer.MAX_FRAMES + 1)), value=0)
+    many = explorer.Slider(list(range(explorer.MAX_FRAMES + 1)), value=0)
     with pytest.raises(ValueError, match="more than MAX_FRAMES"):
         explorer.explore(lambda n: None, n=many)
 
