@@ -20,11 +20,11 @@ def gaussian_task():
 
 
 def test_monte_carlo_drift_matches_gaussian_closed_form(gaussian_task):
-    # For Gaussian data -grad L is known exactly (theory.expected_gradient_gaussian); the Monte Carlo
+    # For Gaussian data -grad L is known exactly (theory.gaussian.flow); the Monte Carlo
     # mean must agree within 5 standard errors in every entry, and the errors must be ~1/sqrt(num).
     w = np.asarray(models.init_weights(jax.random.key(0), N))
     s0, s1 = gaussian_task.covariances(N)
-    exact = -np.asarray(theory.expected_gradient_gaussian(w, s0, s1))
+    exact = np.asarray(theory.gaussian.flow(w, s0, s1))
     mc = cmp.monte_carlo_drift(jax.random.key(1), gaussian_task, w, num=2**15, chunks=8)
     assert mc.num == 2**15
     z = np.abs(mc.mean - exact) / mc.stderr

@@ -9,13 +9,14 @@ Modules:
 * ``effective`` — the effective early-time flow (Lemma 3.1, Eq. (5)) and the Gaussian closed forms;
 * ``derivation`` — the steps of the derivation of Lemma 3.1 as measurable quantities (App. C.1–C.2, C.4);
 * ``assumptions`` — assumptions A1–A3 behind the flow (§3.1), measured and computed exactly.
-* ``mechanism`` — why the flow localizes: Fourier-mode rates, the constant state's stability, the IPR rate.
+* ``mechanism`` — why the flow localizes: Fourier-mode rates, the constant state's stability, the IPR rate;
+* ``gaussian`` — the exact ReLU flow on Gaussian and elliptical data, its fixed points, sinusoid fits.
 
 The names listed in ``__all__`` are re-exported here (``theory.amplifier(m)``,
-``theory.integrate_effective(...)``); ``derivation`` and ``assumptions`` are used as modules.
+``theory.integrate_effective(...)``); ``derivation``, ``assumptions`` and ``gaussian`` are used as modules.
 """
 
-from localization.theory import assumptions, derivation
+from localization.theory import assumptions, derivation, gaussian
 from localization.theory.amplifier import (
     Amplifier,
     AmplifierDerivatives,
@@ -30,8 +31,6 @@ from localization.theory.amplifier import (
 from localization.theory.effective import (
     amplifier_argument,
     effective_vector_field,
-    expected_gradient_gaussian,
-    expected_loss_gaussian,
     integrate_effective,
 )
 from localization.theory.linearity import family_root, linear_crossings, linear_deviation
@@ -51,6 +50,7 @@ from localization.theory.tabulated import TabulatedAmplifier, tabulate_amplifier
 __all__ = [
     "assumptions",
     "derivation",
+    "gaussian",
     "Amplifier",
     "AmplifierDerivatives",
     "CubicTaylor",
@@ -62,8 +62,6 @@ __all__ = [
     "evaluate_amplifier",
     "amplifier_argument",
     "effective_vector_field",
-    "expected_gradient_gaussian",
-    "expected_loss_gaussian",
     "integrate_effective",
     "family_root",
     "linear_crossings",

@@ -27,12 +27,12 @@ Under A1–A3 (unit marginal variance) the first term is :math:`\tfrac12\varphi(
 
 which is paper Eq. (5) with :math:`\tau=1`. For Gaussian data the first term is exact:
 :math:`\mathbb E[\mathbb 1(h\ge0)X\mid Y=1]=\Sigma_1w/\sqrt{2\pi\,w^\top\Sigma_1w}`, and with
-:math:`\varphi(a)=\sqrt{2/\pi}\,a` Eq. (5) *is* the exact expected-gradient flow.
+:math:`\varphi(a)=\sqrt{2/\pi}\,a` Eq. (5) *is* the exact expected-gradient flow
+(:mod:`localization.theory.gaussian`, which also covers elliptical data).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from functools import partial
 
@@ -49,8 +49,6 @@ from localization.trajectory import Trajectory, checkpoint_steps
 __all__ = [
     "effective_vector_field",
     "integrate_effective",
-    "expected_loss_gaussian",
-    "expected_gradient_gaussian",
     "amplifier_argument",
 ]
 
@@ -163,7 +161,7 @@ def effective_vector_field(
     Returns
     -------
     dw/dt : (..., n) float64 array. Equals ``-∇L`` for Gaussian data with the Gaussian φ (see
-        :func:`expected_gradient_gaussian`).
+        ``theory.gaussian.flow``).
     """
     phi = _as_pytree_phi(phi)
     s0, s1 = _check_covariances(sigma0, sigma1)
@@ -174,48 +172,6 @@ def effective_vector_field(
 
 
 _field_jit = jax.jit(_field)
-
-
-def expected_loss_gaussian(w: ArrayLike, sigma0: ArrayLike, sigma1: ArrayLike) -> jax.Array:
-    r"""Exact MSE :math:`\mathcal L(w)=\mathbb E[(Y-\mathrm{ReLU}\langle w,X\rangle)^2]` for Gaussian classes.
-
-    :math:`X\mid Y=y\sim\mathcal N(0,\Sigma_y)`, :math:`P(Y=1)=\tfrac12`:
-    :math:`\mathcal L=\tfrac12-\sqrt{w^\top\Sigma_1w/(2\pi)}+\tfrac14w^\top(\Sigma_0+\Sigma_1)w`
-    (using :math:`\mathbb E[\mathrm{ReLU}(h)]=s/\sqrt{2\pi}`, :math:`\mathbb E[\mathrm{ReLU}(h)^2]=s^2/2`
-    for :math:`h\sim\mathcal N(0,s^2)`). Shape ``(..., n)`` → ``(...)``. No validation inside (so it
-    can be differentiated); use it with concrete, finite inputs.
-    """
-    w = jnp.asarray(w, dtype=jnp.float64)
-    s0 = jnp.asarray(sigma0, dtype=jnp.float64)
-    s1 = jnp.asarray(sigma1, dtype=jnp.float64)
-    q1 = jnp.einsum("...i,ij,...j->...", w, s1, w)
-    q0 = jnp.einsum("...i,ij,...j->...", w, s0, w)
-    return 0.5 - jnp.sqrt(q1 / (2.0 * math.pi)) + 0.25 * (q0 + q1)
-
-
-def expected_gradient_gaussian(w: ArrayLike, sigma0: ArrayLike, sigma1: ArrayLike) -> jax.Array:
-    r"""Exact expected gradient :math:`\nabla\mathcal L(w)` for Gaussian classes (shape ``(..., n)``):
-
-    .. math::
-
-       \nabla\mathcal L &= -\frac{\Sigma_1w}{\sqrt{2\pi\,w^\top\Sigma_1w}} \\
-       &\quad +\tfrac12(\Sigma_0+\Sigma_1)w,
-
-    from :math:`\mathbb E[\mathbb 1(h\ge0)X\mid Y=1]=\Sigma_1w/\sqrt{2\pi w^\top\Sigma_1w}` (Stein). Gradient
-    descent follows :math:`\dot w=-\nabla\mathcal L`. Covariances need not have unit diagonal here.
-    """
-    s0 = np.asarray(v.float_array("sigma0", sigma0, ndim_min=2), dtype=np.float64)
-    s1 = np.asarray(v.float_array("sigma1", sigma1, ndim_min=2), dtype=np.float64)
-    if s0.shape != s1.shape or s0.ndim != 2 or s0.shape[0] != s0.shape[1]:
-        raise ValueError(f"sigma0 and sigma1 must be square matrices of equal shape, got {s0.shape}, {s1.shape}")
-    w = _check_w("w", w, s1.shape[0])
-    q1 = np.einsum("...i,ij,...j->...", w, s1, w)
-    if np.any(q1 <= 0):
-        raise ValueError("w must be non-zero (w^T Sigma1 w > 0), got a zero weight vector")
-    w = jnp.asarray(w)
-    s0, s1 = jnp.asarray(s0), jnp.asarray(s1)
-    u = w @ s1
-    return -u / jnp.sqrt(2.0 * math.pi * jnp.asarray(q1))[..., None] + 0.5 * (w @ (s0 + s1))
 
 
 def _step(w, dt, phi, s0, s1, method, substeps):

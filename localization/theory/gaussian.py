@@ -1,0 +1,284 @@
+r"""The exact population gradient flow of the bias-free ReLU neuron on Gaussian and elliptical data.
+
+Model M2, :math:`\hat y=\mathrm{ReLU}\langle w,x\rangle`; loss :math:`\mathcal L=\mathbb E[(Y-\hat y)^2]`
+(no ½), :math:`P(Y=1)=\tfrac12`, time = steps × learning rate (book conventions, as in
+:mod:`localization.theory.effective`). The class laws are elliptical and centred: :math:`X\mid Y=y`
+has covariance :math:`\Sigma_y` (unit diagonal) and :math:`X=\Sigma_y^{1/2}S` with :math:`S` spherical.
+
+**Half-space moment.** With :math:`v=\Sigma^{1/2}w`, :math:`\langle w,X\rangle=\langle v,S\rangle`,
+and by the spherical symmetry of :math:`S`,
+:math:`\mathbb E[\mathbb 1(\langle v,S\rangle\ge0)S]=\mathbb E[S_1\mathbb 1(S_1\ge0)]\,v/\lVert v\rVert`, so
+
+.. math::
+
+    \mathbb E[\mathbb 1(\langle w,X\rangle\ge0)\,X]=\kappa\,\frac{\Sigma w}{\sqrt{w^\top\Sigma w}},
+    \qquad \kappa=\tfrac12\,\mathbb E|X_1|,
+
+where :math:`X_1` is one unit-variance coordinate (it has the law of :math:`S_1`). Gaussian data:
+:math:`\kappa=1/\sqrt{2\pi}` (:data:`GAUSSIAN_KAPPA`); any other elliptical law: :func:`radial_constant`.
+
+**Flow.** Sign symmetry gives :math:`\mathbb E[\mathrm{ReLU}(h)X]=\tfrac12\mathbb E[hX]`, hence
+
+.. math::
+
+    \mathcal L(w) = \tfrac12-\kappa\sqrt{w^\top\Sigma_1w}+\tfrac14\,w^\top(\Sigma_0+\Sigma_1)w,
+
+    \frac{dw}{dt}=-\nabla\mathcal L=\kappa\,\frac{\Sigma_1w}{\sqrt{w^\top\Sigma_1w}}
+    -\tfrac12(\Sigma_0+\Sigma_1)\,w .
+
+This is paper Eq. (5) with the *linear* amplifier :math:`\varphi(a)=2\kappa a` — exactly, not as an
+approximation — so its Fourier analysis is that of :mod:`localization.theory.mechanism`: in the
+real Fourier basis (circulant covariances) the single-frequency fixed points have amplitude
+:math:`2\kappa\sqrt{\lambda_1}/(\lambda_0+\lambda_1)` and the only stable one minimises
+:math:`\lambda_0/\lambda_1` (:func:`fixed_points`). The flow is undefined at :math:`w=0` (the
+half-space has no direction there); every function here says so rather than return NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+import scipy.optimize
+from numpy.typing import ArrayLike
+
+from localization import validation as v
+from localization.data.marginals import GaussianMarginal, Marginal
+from localization.theory.effective import integrate_effective
+from localization.theory.mechanism import circulant_spectra, linear_mode_rates, single_mode_amplitude
+from localization.trajectory import Trajectory
+
+__all__ = [
+    "GAUSSIAN_KAPPA",
+    "radial_constant",
+    "half_space_moment",
+    "flow",
+    "loss",
+    "FixedPoint",
+    "fixed_points",
+    "fixed_point_weights",
+    "integrate",
+    "SinusoidFit",
+    "fit_sinusoid",
+]
+
+#: κ = ½ E|Z| = 1/√(2π) for a standard normal coordinate.
+GAUSSIAN_KAPPA = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def radial_constant(marginal: Marginal | None = None) -> float:
+    r"""κ = ½ ``E|X₁|`` of a unit-variance coordinate of an elliptical law: half the marginal's
+    ``mean_absolute`` (a closed form or a half-line quadrature); ``None`` means Gaussian, 1/√(2π).
+    ``marginal`` is a ``localization.data`` marginal, e.g. ``data.StudentT(xi, nu=3).marginal``."""
+    if marginal is None:
+        return GAUSSIAN_KAPPA
+    if not isinstance(marginal, Marginal):
+        raise TypeError(f"marginal must be a localization.data Marginal (or None for Gaussian), got {marginal!r}")
+    if isinstance(marginal, GaussianMarginal):
+        return GAUSSIAN_KAPPA
+    variance = float(marginal.variance)
+    if abs(variance - 1.0) > 1e-8:
+        raise ValueError(f"marginal must have unit variance (the book's models do), got variance {variance}")
+    return 0.5 * float(marginal.mean_absolute)
+
+
+def _covariances(cov0: ArrayLike, cov1: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    mats = []
+    for name, c in (("cov0", cov0), ("cov1", cov1)):
+        c = np.asarray(v.float_array(name, c, ndim_min=2), dtype=np.float64)
+        if c.ndim != 2 or c.shape[0] != c.shape[1] or c.shape[0] < 2:
+            raise ValueError(f"{name} must be a square (N, N) matrix with N >= 2, got shape {c.shape}")
+        if not np.all(np.isfinite(c)) or not np.allclose(c, c.T, atol=1e-12):
+            raise ValueError(f"{name} must be finite and symmetric")
+        mats.append(c)
+    if mats[0].shape != mats[1].shape:
+        raise ValueError(f"cov0 and cov1 must have equal shapes, got {mats[0].shape} and {mats[1].shape}")
+    return mats[0], mats[1]
+
+
+def _weights(w: ArrayLike, cov: np.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
+    """w as float64 (..., N) and wᵀΣw (...); raises where wᵀΣw ≤ 0 (the flow is undefined there)."""
+    w = jnp.asarray(v.float_array("w", w, last_dim=cov.shape[0]), dtype=jnp.float64)
+    if not bool(jnp.all(jnp.isfinite(w))):
+        raise ValueError("w must be finite")
+    quad = jnp.einsum("...i,ij,...j->...", w, cov, w)
+    if bool(jnp.any(quad <= 0)):
+        raise ValueError(
+            "the flow is undefined where w^T Sigma1 w = 0 (e.g. w = 0: the half-space has no direction); "
+            f"got w^T Sigma1 w = {float(jnp.min(quad)):.3g}"
+        )
+    return w, quad
+
+
+def half_space_moment(w: ArrayLike, cov: ArrayLike, kappa: float = GAUSSIAN_KAPPA) -> jnp.ndarray:
+    r""":math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)X]=\kappa\,\Sigma w/\sqrt{w^\top\Sigma w}` for a centred
+    elliptical X with covariance ``cov`` (N, N); ``w`` (..., N) with :math:`w^\top\Sigma w>0`; ``kappa`` > 0
+    (:func:`radial_constant`). Returns (..., N) float64."""
+    cov, _ = _covariances(cov, cov)
+    kappa = v.positive("kappa", kappa)
+    w, quad = _weights(w, cov)
+    return kappa * (w @ cov) / jnp.sqrt(quad)[..., None]
+
+
+def flow(w: ArrayLike, cov0: ArrayLike, cov1: ArrayLike, *, marginal: Marginal | None = None) -> jnp.ndarray:
+    r"""Exact population gradient flow :math:`dw/dt=-\nabla\mathcal L` of the bias-free ReLU neuron for
+    balanced classes :math:`X\mid Y=y` centred elliptical with covariances ``cov0``, ``cov1`` (N, N)
+    and class-1 coordinate law ``marginal`` (``None``: Gaussian data).
+
+    ``w`` (..., N), leading axes independent weight vectors. Returns (..., N) float64.
+    """
+    cov0, cov1 = _covariances(cov0, cov1)
+    kappa = radial_constant(marginal)
+    w, quad = _weights(w, cov1)
+    return kappa * (w @ cov1) / jnp.sqrt(quad)[..., None] - 0.5 * (w @ (cov0 + cov1))
+
+
+def loss(w: ArrayLike, cov0: ArrayLike, cov1: ArrayLike, *, marginal: Marginal | None = None) -> jnp.ndarray:
+    r"""Population loss :math:`\tfrac12-\kappa\sqrt{w^\top\Sigma_1w}+\tfrac14w^\top(\Sigma_0+\Sigma_1)w`
+    (same arguments as :func:`flow`; defined at w = 0 too, where it is ½). Returns (...,)."""
+    cov0, cov1 = _covariances(cov0, cov1)
+    kappa = radial_constant(marginal)
+    w = jnp.asarray(v.float_array("w", w, last_dim=cov1.shape[0]), dtype=jnp.float64)
+    quad1 = jnp.einsum("...i,ij,...j->...", w, cov1, w)
+    quad = jnp.einsum("...i,ij,...j->...", w, cov0 + cov1, w)
+    return 0.5 - kappa * jnp.sqrt(jnp.maximum(quad1, 0.0)) + 0.25 * quad
+
+
+class FixedPoint(NamedTuple):
+    """A fixed point of the flow on one frequency (a cos/sin pair: a circle of them, any phase).
+
+    ``freq`` the DFT frequency; ``columns`` the indices of its real-Fourier-basis columns (one, or
+    two for a cos/sin pair); ``amplitude`` :math:`\\lVert u\\rVert` of its Fourier coordinates;
+    ``rates`` (N,) the Jacobian's eigenvalues at it, one per basis column (the amplitude's own rate
+    at ``columns[0]``, 0 for the phase of a pair); ``stable`` whether every other rate is < 0;
+    ``ratio`` :math:`r=\\lambda_0/\\lambda_1` of the frequency."""
+
+    freq: int
+    columns: tuple[int, ...]
+    amplitude: float
+    rates: np.ndarray
+    stable: bool
+    ratio: float
+
+
+def fixed_points(cov0: ArrayLike, cov1: ArrayLike, *, marginal: Marginal | None = None) -> list[FixedPoint]:
+    r"""The single-frequency fixed points of :func:`flow` for circulant ``cov0``, ``cov1`` (N, N), sorted
+    by :math:`r=\lambda_0/\lambda_1`, the first being the only stable one when the minimum of r is
+    attained at a single frequency. Requires :math:`\lambda_1>0` at every frequency (raises otherwise).
+
+    Mode k ≠ j grows at :math:`\tfrac12\lambda_1(k)[r(j)-r(k)]` at the fixed point on j; the
+    amplitude relaxes at :math:`-\tfrac12(\lambda_0(j)+\lambda_1(j))`; a cos/sin partner is neutral.
+    """
+    spectra = circulant_spectra(*_covariances(cov0, cov1))
+    kappa = radial_constant(marginal)
+    points = []
+    for f in np.unique(spectra.freq):
+        columns = tuple(int(c) for c in np.flatnonzero(spectra.freq == f))
+        j = columns[0]
+        lam0, lam1 = float(spectra.lam0[j]), float(spectra.lam1[j])
+        rates = linear_mode_rates(spectra.lam0, spectra.lam1, j)
+        rates[list(columns[1:])] = 0.0  # the phase of a pair, exactly neutral
+        others = np.delete(rates, columns)
+        stable = bool(rates[j] < 0 and np.all(others < 0))
+        amplitude = single_mode_amplitude(lam0, lam1, slope=2.0 * kappa)
+        points.append(FixedPoint(int(f), columns, amplitude, rates, stable, lam0 / lam1))
+    return sorted(points, key=lambda p: p.ratio)
+
+
+def fixed_point_weights(point: FixedPoint, n: int, phase: float = 0.0) -> np.ndarray:
+    """The weights (n,) of ``point`` (from :func:`fixed_points` of n × n covariances): its single
+    column (``phase`` is then ignored; minus it is the other fixed point), or a cos/sin pair at
+    ``phase`` (radians) from the cosine column."""
+    n = v.integer("n", n, minimum=2)
+    phase = v.real_scalar("phase", phase)
+    if not isinstance(point, FixedPoint):
+        raise TypeError(f"point must be a FixedPoint from fixed_points, got {type(point).__name__}")
+    if max(point.columns) >= n:
+        raise ValueError(f"point has columns {point.columns}, not all in [0, n) for n = {n}")
+    from localization.data.spectral import real_fourier_basis
+
+    basis, _ = real_fourier_basis(n)
+    u = np.zeros(n)
+    if len(point.columns) == 2:
+        u[list(point.columns)] = point.amplitude * math.cos(phase), point.amplitude * math.sin(phase)
+    else:
+        u[point.columns[0]] = point.amplitude
+    return np.asarray(basis) @ u
+
+
+def integrate(
+    w0: ArrayLike,
+    cov0: ArrayLike,
+    cov1: ArrayLike,
+    *,
+    lr: float,
+    steps: int,
+    checkpoints: int | Sequence[int],
+    marginal: Marginal | None = None,
+    method: str = "euler",
+) -> Trajectory:
+    """Integrate :func:`flow` on SGD time, one step of size ``lr`` per SGD step, at the checkpoints
+    of ``localization.train`` (so the trajectory overlays an SGD run without reindexing).
+
+    ``w0`` (..., N) initial weights (leading axes vmapped). Same arguments as
+    ``theory.integrate_effective``, which this calls with the linear amplifier φ(a) = 2κa — the
+    flow is that equation exactly.
+    """
+    cov0, cov1 = _covariances(cov0, cov1)
+    slope = 2.0 * radial_constant(marginal)
+    return integrate_effective(
+        w0, lambda a: slope * a, cov0, cov1, lr=lr, steps=steps, checkpoints=checkpoints, method=method
+    )
+
+
+class SinusoidFit(NamedTuple):
+    """``amplitude`` A, ``frequency`` f (cycles per site), ``shift`` x₀, ``offset`` c of
+    :math:`A\\sin(2\\pi f(x-x_0))+c` at x = 0, …, N−1; ``fit`` (N,); ``relative_error``
+    :math:`\\lVert w-\\mathrm{fit}\\rVert/\\lVert w\\rVert`."""
+
+    amplitude: float
+    frequency: float
+    shift: float
+    offset: float
+    fit: np.ndarray
+    relative_error: float
+
+
+def fit_sinusoid(w: ArrayLike, *, candidates: int = 3) -> SinusoidFit:
+    """Least-squares fit of :math:`A\\sin(2\\pi f(x-x_0))+c` to a receptive field ``w`` (N,), N ≥ 4,
+    with a continuous frequency f, started from each of the ``candidates`` strongest DFT frequencies
+    (the best fit is kept). Raises for w = 0 (the relative error is undefined)."""
+    w = np.asarray(v.float_array("w", w), dtype=np.float64)
+    if w.ndim != 1 or w.shape[0] < 4:
+        raise ValueError(f"w must be one receptive field of shape (N,) with N >= 4, got shape {w.shape}")
+    if not np.all(np.isfinite(w)):
+        raise ValueError("w must be finite")
+    norm = float(np.linalg.norm(w))
+    if norm == 0:
+        raise ValueError("w must be non-zero (the relative error ||w - fit|| / ||w|| is undefined at w = 0)")
+    candidates = v.integer("candidates", candidates, minimum=1)
+    n = w.shape[0]
+    x = np.arange(n, dtype=np.float64)
+    spectrum = np.fft.rfft(w - w.mean())
+    order = np.argsort(-np.abs(spectrum[1:]))[:candidates] + 1  # frequency 0 is the offset's
+
+    def model(p):
+        a, f, x0, c = p
+        return a * np.sin(2 * np.pi * f * (x - x0)) + c
+
+    best = None
+    for k in order:
+        amp = 2 * np.abs(spectrum[k]) / n
+        x0 = -(np.angle(spectrum[k]) + np.pi / 2) / (2 * np.pi * k / n)  # phase of the cosine series term
+        start = np.array([amp, k / n, x0, w.mean()])
+        res = scipy.optimize.least_squares(lambda p: model(p) - w, start, method="lm")
+        if best is None or res.cost < best.cost:
+            best = res
+    a, f, x0, c = (float(t) for t in best.x)
+    if a < 0:  # one sign convention: A ≥ 0 (shift by half a period)
+        a, x0 = -a, x0 + 0.5 / f
+    fit = model((a, f, x0, c))
+    return SinusoidFit(a, f, x0, c, fit, float(np.linalg.norm(w - fit)) / norm)
