@@ -41,6 +41,7 @@ __all__ = [
     "CAPTION_PX",
     "CLASS_COLORS",
     "TIME_CMAP",
+    "SIGNED_CMAP",
     "use_book_style",
     "plot_field_evolution",
     "plot_receptive_field",
@@ -54,6 +55,14 @@ __all__ = [
 #: 0.85 and reversed, so lightness L* falls steadily from 80 (t = 0, light green) to 15 (last
 #: checkpoint, dark purple): no near-white curve, and the final field is the darkest, drawn on top.
 TIME_CMAP = matplotlib.colors.ListedColormap(matplotlib.colormaps["viridis"](np.linspace(0.85, 0, 256)), "book_time")
+#: Colour of a signed ordered quantity drawn as curves (e.g. the excess kurtosis of each curve's data,
+#: centred at 0 with ``TwoSlopeNorm`` or symmetric limits): Matplotlib's diverging "berlin", whose
+#: middle is near-black (L* 4) and whose ends are light blue (L* 73) and light red (L* 79). Unlike
+#: coolwarm or RdBu (near-white middle, L* 88), a curve at the centre stays visible on the white page;
+#: of the dark-middle maps ("managua", "vanimo") it has the lowest maximum lightness (79 against 87
+#: and 93), so the extreme curves stay visible too. Signed *images* (covariances, 2-D fields) keep
+#: RdBu_r, where white is a zero background.
+SIGNED_CMAP = matplotlib.colormaps["berlin"]
 CLASS_COLORS = ("#1f77b4", "#d62728")  # y = 0 (short length scale), y = 1 (long length scale)
 
 #: Figure geometry, measured on the built site in a 1280 px window: a cell's figure output is 672 px
@@ -395,7 +404,7 @@ def plot_model_row(
         ax.plot(np.arange(n), x, "-", lw=1, color=CLASS_COLORS[y])
         ax.plot(np.arange(n), x, ".", ms=2.5, color="k")
         ax.set_xlim(0, n - 1)
-        ax.set_title(f"{model!r}  (y = {y})")
+        ax.set_title(f"{model!r}, $y = {y}$")
         ax.set_xlabel("position $i$")
     axes[0].set_ylabel("$x_i$")
     im = axes[2].imshow(np.asarray(model_long.covariance(n)), cmap="RdBu_r", vmin=-1, vmax=1)
@@ -405,7 +414,7 @@ def plot_model_row(
     axes[2].set_title("covariance (y = 1)")
     marg = model_long.marginal
     plot_marginal(axes[3], marg, samples=marg.sample(k_marg, num_marginal))
-    axes[3].set_title(f"marginal: excess kurtosis {marg.excess_kurtosis:.3g}")
+    axes[3].set_title(f"marginal, $\\kappa - 3 = {marg.excess_kurtosis:.3g}$")
     return im
 
 

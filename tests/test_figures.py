@@ -157,6 +157,23 @@ COPIED = {
         "LEVEL = 3 * noise_floor",
     ],
     "data": ['figures.draw_data_models(axes, keys["models"], n=100)'],
+    "mechanism": [
+        "N, XI = 40, (1.0, 3.0)",
+        '"Gaussian": data.LengthscaleTask.of(data.Gaussian, xi=XI),',
+        '"NLGP(3)": data.LengthscaleTask.of(data.NLGP, xi=XI, gain=3.0),',
+        '"Kur(5)": data.LengthscaleTask.of(data.Kur, xi=XI, k=5.0),',
+        'COLORS = {"Gaussian": "0.35", "NLGP(3)": "C3", "Kur(5)": "C0"}',
+        "grid = np.linspace(1e-3, 1.0, 400)",
+        'w0 = np.asarray(jax.random.normal(book.key(CH, "w0"), (8, N), dtype=np.float64))',
+        "T_SNAP = [0.0, 5.0, 10.0, 20.0, 200.0]",
+        'phi = (lambda a: C * a) if name == "Gaussian" else FAST[name]',
+        "TRAJ[name] = theory.integrate_effective(w0[0], phi, *COV[name], lr=0.05, steps=STEPS[-1],",
+        "checkpoints=np.arange(0, STEPS[-1] + 1, 20))",
+        "figures.mechanism.draw_gain(ax, grid, GAIN, ALPHA, slope=C, colors=COLORS)",
+        "figures.mechanism.draw_flow_snapshots(axes, TRAJ, SIGMA1, STEPS, colors=COLORS)",
+        'SHOWN = {name: SPLIT[name] for name in ("NLGP(3)", "Kur(5)")}',
+        "figures.mechanism.draw_ipr_split(axes, TRAJ, SHOWN, N, colors=COLORS, tmax=100)",
+    ],
     "intro": [
         "n, xi = 40, (1.0, 3.0)",
         "lr, batch, steps = 0.05, 10_000, 2000",
@@ -177,9 +194,85 @@ def test_draw_functions_check_their_axes():
     from matplotlib.figure import Figure
 
     axes = Figure().subplots(2, 4)
-    with pytest.raises(ValueError, match=r"axes must be a \(3, 4\) array"):
+    with pytest.raises(ValueError, match=r"axes must be a \(4, 3\) array"):
         figures.draw_data_models(axes, None)
     with pytest.raises(TypeError, match="result must be a Fig5Result"):
         figures.draw_ipr_vs_kurtosis(axes[0, 0], {"nlgp": None})
     with pytest.raises(TypeError, match="pd must be a PhaseDiagram"):
         figures.draw_phase_diagram(axes[0, 0], None, 40)
+
+
+# Figures are drawn at the page column's width in the book style, so that no text is shown smaller than
+# the captions (tests/test_site.py measures the built pages; these check the figures themselves).
+CHEAP_FIGURES = {"fig3_amplifier": 6, "mechanism_gain": 1, "mechanism_flow": 15, "mechanism_ipr": 2}  # name -> axes
+
+
+def _text_sizes(fig):
+    from matplotlib.text import Text
+
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    return {
+        t.get_text(): t.get_fontsize()
+        for t in fig.findobj(Text)
+        if t.get_visible() and t.get_text().strip() and t.get_window_extent(renderer).width > 0
+    }
+
+
+@pytest.mark.parametrize("name", sorted(CHEAP_FIGURES))
+def test_cheap_figures_fit_the_column_with_caption_sized_text(name):
+    """Each builds with its panels, no wider than the column once cropped (the PNG the book shows is
+    the tight bounding box plus 0.1 in margins: at most 672 px at 96 dpi), with no text below
+    FONT_SIZE points."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from localization import plotting
+
+    with matplotlib.rc_context(plotting.BOOK_STYLE):
+        fig = figures.FIGURES[name].build("chapter")
+        FigureCanvasAgg(fig)
+        sizes = _text_sizes(fig)
+        width = fig.get_tightbbox(fig.canvas.get_renderer()).width
+    panels = [ax for ax in fig.get_axes() if ax.get_label() != "<colorbar>"]
+    assert len(panels) == CHEAP_FIGURES[name], [ax.get_label() for ax in fig.get_axes()]
+    assert fig.get_figwidth() <= plotting.COLUMN_WIDTH and (width + 0.2) * plotting.FIGURE_DPI <= 672, width
+    small = {text: size for text, size in sizes.items() if size < plotting.FONT_SIZE}
+    assert len(sizes) > 5 and not small, small
+
+
+def test_every_registered_figure_is_created_at_most_column_wide():
+    """Every builder creates its figure with a width of at most plotting.COLUMN_WIDTH inches (read from
+    the registry's source: the expensive figures are not built here)."""
+    import inspect
+    import re
+
+    from localization import plotting
+
+    for name, entry in figures.FIGURES.items():
+        widths = [float(w) for w in re.findall(r"_figure\(\(([0-9.]+),", inspect.getsource(entry.build))]
+        assert widths and max(widths) <= plotting.COLUMN_WIDTH, (name, widths)
+
+
+def test_mechanism_figures_are_registered_for_their_chapter(capsys):
+    code, out, _ = _run(capsys, "figures", "--help")
+    assert code == 0
+    for name in ("mechanism_gain", "mechanism_flow", "mechanism_ipr"):
+        assert figures.FIGURES[name].chapter == "mechanism" and f"  {name}  (book/mechanism.md)" in out
+
+
+def test_mechanism_drawing_checks_its_arguments():
+    from matplotlib.figure import Figure
+
+    from localization.figures import mechanism
+
+    fig = Figure()
+    ax = fig.subplots()
+    with pytest.raises(ValueError, match="alphas must name the same tasks"):
+        mechanism.draw_gain(ax, [0.1, 0.2], {"a": [1.0, 1.1]}, {"b": 0.1})
+    with pytest.raises(ValueError, match=r"gains\['a'\] must have the shape"):
+        mechanism.draw_gain(ax, [0.1, 0.2], {"a": [1.0]}, {"a": 0.1})
+    with pytest.raises(TypeError, match="trajectories must be a non-empty mapping"):
+        mechanism.draw_ipr_split(Figure().subplots(2), {}, {}, 40)
+    tr = figures.registry._mechanism_flows(figures.registry._mechanism_setup(), [0, 20])
+    with pytest.raises(ValueError, match=r"steps \[7\] are not checkpoints"):
+        mechanism.draw_flow_snapshots(Figure().subplots(3, 1, squeeze=False), tr, {k: np.eye(40) for k in tr}, [7])

@@ -51,7 +51,7 @@ def _chapter_code(path):
 
 # Chapters whose figures are still wider than the page column (their drawing code lives elsewhere or
 # needs a new panel layout, issue 10); remove a chapter from here once it passes.
-WIDE_FIGURES_PENDING = {"data", "simulation", "effective_dynamics", "mechanism"}
+WIDE_FIGURES_PENDING: set[str] = set()
 
 
 @pytest.mark.parametrize("chapter", sorted(p.stem for p in (ROOT / "book").glob("*.md")))
@@ -64,6 +64,8 @@ def test_chapter_figures_use_the_book_style(chapter):
         m.group(0) for m in re.finditer(r"fontsize\s*=\s*([0-9.]+)", code) if float(m.group(1)) < plotting.FONT_SIZE
     ]
     problems += [m.group(0) for m in re.finditer(r"fontsize\s*=\s*\"(xx?-)?small\"", code)]
+    # maps with a near-white middle or a non-monotone lightness (plotting.TIME_CMAP / SIGNED_CMAP instead)
+    problems += [m.group(0) for m in re.finditer(r"cmap\s*=\s*\"(coolwarm|bwr|seismic|jet|hot|RdBu)", code)]
     problems += [
         m.group(0) for m in re.finditer(r"figsize\s*=\s*\(([0-9.]+)", code) if float(m.group(1)) > plotting.COLUMN_WIDTH
     ]
@@ -103,6 +105,23 @@ def test_time_colormap_is_perceptually_uniform_with_no_near_white(cmap):
         and np.abs(lightness - np.interp(x, [0, 1], lightness[[0, -1]])).max() < 3
     )
     assert ok == (cmap is plotting.TIME_CMAP), (cmap, lightness.round(1))
+
+
+@pytest.mark.parametrize("cmap", [plotting.SIGNED_CMAP, "managua", "vanimo", "coolwarm", "RdBu_r"])
+def test_signed_colormap_has_a_dark_middle_and_no_near_white(cmap):
+    """The map of a signed quantity drawn as curves: L* falls steadily to a dark middle (below 15) and
+    rises again, and stays below 85 everywhere, so no curve fades into the white page. coolwarm and
+    RdBu (near-white middle) fail, so do managua (middle L* 24) and vanimo (ends at L* 88 and 93)."""
+    cm = matplotlib.colormaps[cmap] if isinstance(cmap, str) else cmap
+    x = np.linspace(0.0, 1.0, 101)
+    lightness = _lightness(cm(x))
+    ok = (
+        np.all(np.diff(lightness[:50]) < 0)
+        and np.all(np.diff(lightness[51:]) > 0)
+        and lightness[45:56].max() < 15
+        and lightness.max() < 85
+    )
+    assert ok == (cmap is plotting.SIGNED_CMAP), (cmap, lightness[::10].round(1))
 
 
 def test_field_evolution_colours_run_light_to_dark(ax):

@@ -428,7 +428,7 @@ MEASURE_FIGURES = """Array.from(document.querySelectorAll('.bd-article img'), (i
 })"""
 
 # Chapters whose figures are still wider than the column (see tests/test_plotting.py).
-WIDE_FIGURES_PENDING = {"book/data", "book/simulation", "book/effective_dynamics", "book/mechanism"}
+WIDE_FIGURES_PENDING: set[str] = set()
 
 
 @pytest.mark.parametrize("page", PAGES)

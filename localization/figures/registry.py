@@ -166,7 +166,7 @@ def _intro_phenomenon(scale: str) -> Any:
     data_key = book.key("intro", "data")
     w0 = models.init_weights(book.key("intro", "init"), (n,), init_scale=1e-3)
     gains = {"strongly non-Gaussian, $g = 100$": 100.0, "near-Gaussian, $g = 0.01$": 0.01}
-    fig = _figure((10, 3.4), layout="constrained")
+    fig = _figure((6.8, 3.6), layout="constrained")
     for ax, (label, g) in zip(fig.subplots(1, 2), gains.items(), strict=True):
         run = train.train_online(
             data_key,
@@ -192,9 +192,8 @@ def _fig2_data_models(scale: str) -> Any:
     from localization.figures.draw import FIG2_MODELS, draw_data_models
 
     _check_scale(scale)
-    fig = _figure((13, 7.5))
-    axes = fig.subplots(len(FIG2_MODELS), 4, gridspec_kw={"width_ratios": [1.6, 1.6, 0.9, 1.2]})
-    draw_data_models(axes, book.key("data", "models"))
+    fig = _figure((6.8, 9.0), layout="constrained")
+    draw_data_models(fig.subplots(4, len(FIG2_MODELS)), book.key("data", "models"))
     return fig
 
 
@@ -229,8 +228,8 @@ def _fig3_fields(scale: str) -> Any:
     tasks, settings = _six_models(_check_scale(scale))
     groups = [["NLGP(g=100)", "NLGP(g=0.01)"], ["Kur(k=10)", "Kur(k=5)"], ["Ising"], ["Gaussian clone of NLGP(100)"]]
     runs = ex.grouped_ipr_sweep(book.key("simulation", "evo"), tasks, groups, n=40, keep_weights=True, **settings)
-    fig = _figure((11, 5.6))
-    draw_field_grid(fig.subplots(2, 3, sharex=True), runs)
+    fig = _figure((6.8, 8.4), layout="constrained")
+    draw_field_grid(fig.subplots(3, 2, sharex=True), runs)
     return fig
 
 
@@ -248,7 +247,7 @@ def _fig5(scale: str) -> Any:
     if _check_scale(scale) == "paper":
         settings = ex.PAPER_FIG5
     result = ex.fig5(book.key("simulation", "fig5"), settings)
-    fig = _figure((7.5, 4.2))
+    fig = _figure((6.8, 4.6), layout="constrained")
     draw_ipr_vs_kurtosis(fig.subplots(), result)
     return fig
 
@@ -268,7 +267,7 @@ def _phase_diagram(scale: str) -> Any:
         settings = dict(inits=30, batch=5000, steps=10_000, checkpoints=11)
     ks, ratios = (4.5, 5.0, 5.4, 6.1, 7.0, 10.0, 50.0), (1.4, 2.0, 3.0, 5.0)
     pd = ex.phase_diagram(book.key("simulation", "phase"), ks, ratios, xi0=0.5, n=40, **settings)
-    fig = _figure((7.5, 4))
+    fig = _figure((6.8, 4.4), layout="constrained")
     draw_phase_diagram(fig.subplots(), pd, 40)
     return fig
 
@@ -277,7 +276,8 @@ def _phase_diagram(scale: str) -> Any:
 def _fig3_amplifier(scale: str) -> Any:
     """The amplifier φ of the paper's Fig. 3 models (Ising J = 0.7, NLGP(0.01), Kur(5) at ξ = 3; the
     paper's Fig. 3, second column) with its cubic Taylor polynomial and the linear reference, and the
-    deviation from the line (exact quadrature, the same at both scales).
+    deviation from the line below it, one model above the other (exact quadrature, the same at both
+    scales).
     """
     from localization import data, plotting
 
@@ -288,10 +288,10 @@ def _fig3_amplifier(scale: str) -> Any:
         "NLGP(g = 0.01)": data.NLGP(3.0, 0.01),
         "Kur(k = 5)": data.Kur(3.0, 5.0),
     }
-    fig = _figure((12, 4.4))
-    axes = fig.subplots(2, 3, sharex=True, height_ratios=[2, 1])
-    for j, (label, model) in enumerate(models.items()):
-        plotting.plot_amplifier(axes[0, j], axes[1, j], model.marginal, a, name=label)
+    fig = _figure((6.8, 11.0), layout="constrained")
+    for sub, (label, model) in zip(fig.subfigures(len(models), 1), models.items(), strict=True):
+        top, bottom = sub.subplots(2, 1, sharex=True, height_ratios=[2, 1])
+        plotting.plot_amplifier(top, bottom, model.marginal, a, name=label)
     return fig
 
 
@@ -434,8 +434,9 @@ def _fig3_sgd_vs_flow(scale: str) -> Any:
             }
         )
 
-    fig = _figure((9, 6.4))
-    draw_sgd_vs_flow(fig.subplots(3, 3, sharex=True), {name: first_init(c) for name, c in runs.items()})
+    fig = _figure((6.8, 7.6), layout="constrained")
+    axes = fig.subplots(3, 3, sharex=True, sharey="row")
+    draw_sgd_vs_flow(axes, {name: first_init(c) for name, c in runs.items()})
     return fig
 
 
@@ -473,8 +474,9 @@ def _fig8_breakdown(scale: str) -> Any:
     }
     level = 3 * float(np.median(dist_replica)) / math.sqrt(2)
     t_break = metrics.first_crossing(t8, dist8[0], level)
-    fig = _figure((10, 12))
-    top, bottom = fig.subfigures(2, 1, height_ratios=[9.5, 2.4])
+    fig = _figure((6.8, 15.5), layout="constrained")
+    top, bottom = fig.subfigures(2, 1, height_ratios=[10.5, 5.0])
     draw_breakdown(top.subplots(5, 3, sharex=True), t8, ipr8, dist8, dist_replica, a3_8, t_break, level)
-    draw_breakdown_snapshots(bottom.subplots(1, 4, sharey=True), t8, sgd8, flow8, float(t_break[0]))
+    snapshots = bottom.subplots(2, 2, sharex=True, sharey=True)
+    draw_breakdown_snapshots(snapshots, t8, sgd8, flow8, float(t_break[0]))
     return fig
