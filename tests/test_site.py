@@ -432,6 +432,13 @@ WIDE_FIGURES_PENDING: set[str] = set()
 
 
 @pytest.mark.parametrize("page", PAGES)
+def test_every_image_loads(browser, page):
+    """Every image of the article (figures and explorer frames) decoded to a picture with a width."""
+    broken = [f["src"][:60] for f in measured(browser, page, 1280)["figures"] if not f["natural"]]
+    assert not broken, f"{page}: images that did not load: {broken}"
+
+
+@pytest.mark.parametrize("page", PAGES)
 def test_figure_text_is_not_smaller_than_captions(browser, page):
     """Figures are drawn with text of at least plotting.FONT_SIZE points at plotting.FIGURE_DPI, that
     is CAPTION_PX pixels at natural size; shown scaled down by s, their text is s times smaller. At
