@@ -49,8 +49,9 @@ def _mc_flow(model0, model1, w, key, num=200_000):
         lambda xi: data.GaussianClone(data.NLGP(xi=xi, gain=1.0)),
         lambda xi: data.StudentT(xi=xi, nu=3.0),
         lambda xi: data.EllipseSurface(xi=xi, dim=N),
+        lambda xi: data.RadialElliptical(xi=xi, dim=N),
     ],
-    ids=["gaussian", "student-t", "ellipse-surface"],
+    ids=["gaussian", "student-t", "ellipse-surface", "radial"],
 )
 def test_flow_equals_the_monte_carlo_gradient(family):
     model0, model1 = family(XI[0]), family(XI[1])
