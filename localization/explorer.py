@@ -84,7 +84,6 @@ class Control:
     Use :class:`Slider` (an ordered list of stops) or :class:`Choice` (a row of buttons).
     """
 
-    stops: tuple[Any, ...]
     value: Any
     description: str
     labels: tuple[str, ...]
@@ -97,8 +96,8 @@ class Control:
             raise ValueError(f"value {value!r} is not one of the stops {list(values)}")
         if not isinstance(description, str):
             raise TypeError(f"description must be a string, got {type(description).__name__}")
-        for field, item in (("stops", tuple(stops)), ("value", value), ("description", description)):
-            object.__setattr__(self, field, item)
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "description", description)
         object.__setattr__(self, "labels", labels)
         object.__setattr__(self, "values", values)
 

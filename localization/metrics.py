@@ -31,6 +31,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from localization import validation as v
+from localization.data.base import is_traced
 
 __all__ = [
     "ipr",
@@ -45,10 +46,6 @@ __all__ = [
     "circular_autocorr",
     "mean_and_se",
 ]
-
-
-def _is_traced(x) -> bool:
-    return isinstance(x, jax.core.Tracer)
 
 
 def _weights(name, w):
@@ -84,7 +81,7 @@ def ipr(w: ArrayLike) -> jax.Array:
     w = _weights("w", w)
     if not jnp.issubdtype(w.dtype, jnp.floating):
         w = w.astype(jnp.float64)
-    if not _is_traced(w):
+    if not is_traced(w):
         wn = np.asarray(w)
         if not np.all(np.isfinite(wn)):
             raise ValueError("w must be finite for ipr (got inf or NaN entries)")
@@ -137,7 +134,7 @@ def circular_distance(i: ArrayLike, j: ArrayLike, n: int) -> jax.Array:
     for name, a in (("i", i), ("j", j)):
         if not jnp.issubdtype(a.dtype, jnp.integer):
             raise TypeError(f"{name} must be integer positions, got dtype {a.dtype}")
-        if not _is_traced(a) and (np.any(np.asarray(a) < 0) or np.any(np.asarray(a) >= n)):
+        if not is_traced(a) and (np.any(np.asarray(a) < 0) or np.any(np.asarray(a) >= n)):
             raise ValueError(f"{name} must lie in [0, n={n}), got {np.asarray(a).tolist()}")
     d = jnp.abs(i - j) % n
     return jnp.minimum(d, n - d)
@@ -337,7 +334,7 @@ def sample_excess_kurtosis(x: ArrayLike, axis: int = 0) -> jax.Array:
     d2 = d * d
     m2 = jnp.mean(d2, axis=axis)
     m4 = jnp.mean(d2 * d2, axis=axis)
-    if not _is_traced(m2) and np.any(np.asarray(m2) == 0):
+    if not is_traced(m2) and np.any(np.asarray(m2) == 0):
         raise ValueError("x is constant along the sample axis: excess kurtosis undefined (m_2 = 0)")
     return m4 / (m2 * m2) - 3.0
 

@@ -36,6 +36,7 @@ half-space has no direction there); every function here says so rather than retu
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -66,7 +67,7 @@ __all__ = [
 ]
 
 #: κ = ½ E|Z| = 1/√(2π) for a standard normal coordinate.
-GAUSSIAN_KAPPA = 1.0 / math.sqrt(2.0 * math.pi)
+GAUSSIAN_KAPPA = 0.5 * GaussianMarginal.mean_absolute
 
 
 def radial_constant(marginal: Marginal | None = None) -> float:
@@ -77,8 +78,6 @@ def radial_constant(marginal: Marginal | None = None) -> float:
         return GAUSSIAN_KAPPA
     if not isinstance(marginal, Marginal):
         raise TypeError(f"marginal must be a localization.data Marginal (or None for Gaussian), got {marginal!r}")
-    if isinstance(marginal, GaussianMarginal):
-        return GAUSSIAN_KAPPA
     variance = float(marginal.variance)
     if abs(variance - 1.0) > 1e-8:
         raise ValueError(f"marginal must have unit variance (the book's models do), got variance {variance}")
@@ -113,14 +112,18 @@ def _weights(w: ArrayLike, cov: np.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
     return w, quad
 
 
+def _moment(w: ArrayLike, cov: np.ndarray, kappa: float) -> jnp.ndarray:
+    """κ Σw / √(wᵀΣw) for validated ``cov`` and ``kappa`` (``w`` is checked here)."""
+    w, quad = _weights(w, cov)
+    return kappa * (w @ cov) / jnp.sqrt(quad)[..., None]
+
+
 def half_space_moment(w: ArrayLike, cov: ArrayLike, kappa: float = GAUSSIAN_KAPPA) -> jnp.ndarray:
     r""":math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)X]=\kappa\,\Sigma w/\sqrt{w^\top\Sigma w}` for a centred
     elliptical X with covariance ``cov`` (N, N); ``w`` (..., N) with :math:`w^\top\Sigma w>0`; ``kappa`` > 0
     (:func:`radial_constant`). Returns (..., N) float64."""
     cov, _ = _covariances(cov, cov)
-    kappa = v.positive("kappa", kappa)
-    w, quad = _weights(w, cov)
-    return kappa * (w @ cov) / jnp.sqrt(quad)[..., None]
+    return _moment(w, cov, v.positive("kappa", kappa))
 
 
 def flow(w: ArrayLike, cov0: ArrayLike, cov1: ArrayLike, *, marginal: Marginal | None = None) -> jnp.ndarray:
@@ -131,9 +134,8 @@ def flow(w: ArrayLike, cov0: ArrayLike, cov1: ArrayLike, *, marginal: Marginal |
     ``w`` (..., N), leading axes independent weight vectors. Returns (..., N) float64.
     """
     cov0, cov1 = _covariances(cov0, cov1)
-    kappa = radial_constant(marginal)
-    w, quad = _weights(w, cov1)
-    return kappa * (w @ cov1) / jnp.sqrt(quad)[..., None] - 0.5 * (w @ (cov0 + cov1))
+    moment = _moment(w, cov1, radial_constant(marginal))
+    return moment - 0.5 * (jnp.asarray(w, dtype=jnp.float64) @ (cov0 + cov1))
 
 
 def loss(w: ArrayLike, cov0: ArrayLike, cov1: ArrayLike, *, marginal: Marginal | None = None) -> jnp.ndarray:
@@ -228,10 +230,14 @@ def integrate(
     flow is that equation exactly.
     """
     cov0, cov1 = _covariances(cov0, cov1)
-    slope = 2.0 * radial_constant(marginal)
-    return integrate_effective(
-        w0, lambda a: slope * a, cov0, cov1, lr=lr, steps=steps, checkpoints=checkpoints, method=method
-    )
+    phi = _linear_amplifier(2.0 * radial_constant(marginal))
+    return integrate_effective(w0, phi, cov0, cov1, lr=lr, steps=steps, checkpoints=checkpoints, method=method)
+
+
+@functools.lru_cache(maxsize=16)
+def _linear_amplifier(slope: float):
+    """φ(a) = slope · a, one function object per slope: the integrator compiles once per law."""
+    return lambda a: slope * a
 
 
 class SinusoidFit(NamedTuple):

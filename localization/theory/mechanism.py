@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from localization import validation as v
+from localization.data.marginals import GaussianMarginal
 from localization.data.spectral import real_fourier_basis
 from localization.theory.amplifier import PytreeAmplifier, evaluate_amplifier
 from localization.theory.effective import amplifier_argument, effective_vector_field
@@ -52,7 +53,7 @@ __all__ = [
 ]
 
 #: Slope c = √(2/π) of the Gaussian amplifier φ(a) = c a (unit-variance marginals).
-GAUSSIAN_SLOPE = math.sqrt(2.0 / math.pi)
+GAUSSIAN_SLOPE = GaussianMarginal.mean_absolute
 
 
 class FourierSpectra(NamedTuple):
