@@ -146,3 +146,28 @@ def test_mean_absolute_against_monte_carlo(marginal):
     x = np.asarray(marginal.sample(jax.random.key(1), 400_000))
     mc, se = np.abs(x).mean(), np.abs(x).std() / math.sqrt(x.size)
     assert abs(marginal.mean_absolute - mc) < 5 * se
+
+
+def test_bad_arguments_of_the_fixed_point_and_integration_functions_are_named():
+    cov0, cov1 = _covariances()
+    with pytest.raises(ValueError, match="sigma1 must be circulant"):  # named as in mechanism.circulant_spectra
+        gf.fixed_points(cov0, cov1 + np.diag(np.linspace(0.0, 0.5, N)))
+    point = gf.fixed_points(cov0, cov1)[0]
+    with pytest.raises(TypeError, match="point must be a FixedPoint"):
+        gf.fixed_point_weights((0, (0,), 1.0), N)
+    with pytest.raises(ValueError, match="not all in \\[0, n\\)"):
+        gf.fixed_point_weights(gf.fixed_points(cov0, cov1)[-1], 4)
+    with pytest.raises(ValueError, match="n must be"):
+        gf.fixed_point_weights(point, 1)
+    with pytest.raises(ValueError, match="lr must be positive"):
+        gf.integrate(np.ones(N), cov0, cov1, lr=0.0, steps=10, checkpoints=2)
+    with pytest.raises(ValueError, match="w must"):
+        gf.loss(np.ones(N + 1), cov0, cov1)
+    with pytest.raises(ValueError, match="marginal must have unit variance"):
+        gf.radial_constant(_HalfVariance())
+
+
+class _HalfVariance(data.GaussianMarginal):
+    """A marginal of variance 1/2: not a unit-variance coordinate."""
+
+    second_moment = 0.5
