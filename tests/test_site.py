@@ -512,6 +512,47 @@ def _check_explorer_state(spec: dict, state: dict, where: str) -> tuple[int, ...
     return tuple(index[c["name"]] for c in controls)
 
 
+class _ExplorerDriver:
+    """One explorer on the open page: real clicks on its controls, and the state checked after each."""
+
+    def __init__(self, browser: Browser, page: str, ident: str, spec: dict):
+        self.browser, self.where, self.ident, self.spec = browser, f"{page} {ident}", ident, spec
+        self.names = [c["name"] for c in spec["controls"]]
+        self.stops = self.state("on load")
+
+    def state(self, event: str) -> tuple[int, ...]:
+        shown = self.browser.evaluate(f"{EXPLORER_STATE}({json.dumps(self.ident)})")
+        return _check_explorer_state(self.spec, shown, f"{self.where} {event}")
+
+    def click(self, control: dict, button: int | None = None, fraction: float = 0.0) -> tuple[int, ...]:
+        """Click button ``button`` of a choice, or a slider's track at ``fraction`` of its width."""
+        args = ", ".join(json.dumps(x) for x in (self.ident, control["name"], button, fraction))
+        point = self.browser.evaluate(f"{EXPLORER_TARGET}({args})")
+        _click(self.browser, point["x"], point["y"])
+        where = (
+            f"after {control['name']} = {control['labels'][button]}"
+            if button is not None
+            else (f"after dragging {control['name']} to {fraction:.0%}")
+        )
+        before, self.stops = self.stops, self.state(where)
+        if self.stops != before:
+            frame = self.spec["frames"]["-".join(map(str, self.stops))]
+            assert frame != self.spec["frames"]["-".join(map(str, before))], (
+                f"{self.where}: moving {control['name']} did not change the picture"
+            )
+        return self.stops
+
+    def drag_visible_sliders(self) -> None:
+        """Each slider shown for the current choice, clicked near its right end, then its left end."""
+        shown = self.browser.evaluate(f"{EXPLORER_STATE}({json.dumps(self.ident)})")["controls"]
+        for control, box in zip(self.spec["controls"], shown, strict=True):
+            if control["kind"] != "slider" or box["hidden"]:
+                continue
+            for fraction, target in ((0.98, len(control["labels"]) - 1), (0.02, 0)):
+                stop = self.click(control, fraction=fraction)[self.names.index(control["name"])]
+                assert stop == target, f"{self.where}: {control['name']} at stop {stop}, expected {target}"
+
+
 def test_every_explorer_changes_its_figure_when_a_control_is_moved(browser):
     """On every page, each explorer answers real mouse input with the right precomputed frame: every
     button of every choice, and each slider that applies to it dragged to both ends."""
@@ -522,45 +563,15 @@ def test_every_explorer_changes_its_figure_when_a_control_is_moved(browser):
         browser.open(page, 1280)
         for explorer in browser.evaluate(EXPLORER_SPECS):
             found += 1
-            ident, spec = explorer["id"], explorer["spec"]
-            assert len(spec["frames"]) >= 2, f"{page} {ident}: fewer than two frames"
-
-            def state(where, ident=ident, spec=spec):
-                return _check_explorer_state(spec, browser.evaluate(f"{EXPLORER_STATE}({json.dumps(ident)})"), where)
-
-            before = state(f"{page} {ident} on load")
-            choices = [c for c in spec["controls"] if c["kind"] == "buttons"] or [None]
+            driver = _ExplorerDriver(browser, page, explorer["id"], explorer["spec"])
+            assert len(driver.spec["frames"]) >= 2, f"{driver.where}: fewer than two frames"
+            choices = [c for c in driver.spec["controls"] if c["kind"] == "buttons"]
+            if not choices:
+                driver.drag_visible_sliders()
             for choice in choices:
-                options = range(len(choice["labels"])) if choice else [None]
-                for j in options:
-                    if choice is not None:
-                        point = browser.evaluate(
-                            f"{EXPLORER_TARGET}({json.dumps(ident)}, {json.dumps(choice['name'])}, {j}, 0)"
-                        )
-                        _click(browser, point["x"], point["y"])
-                        now = state(f"{page} {ident} after {choice['name']} = {choice['labels'][j]}")
-                        assert now[[c["name"] for c in spec["controls"]].index(choice["name"])] == j
-                        before = now
-                    shown = browser.evaluate(f"{EXPLORER_STATE}({json.dumps(ident)})")["controls"]
-                    for c, box in zip(spec["controls"], shown, strict=True):
-                        if c["kind"] != "slider" or box["hidden"]:
-                            continue
-                        for fraction in (0.98, 0.02):
-                            point = browser.evaluate(
-                                f"{EXPLORER_TARGET}({json.dumps(ident)}, {json.dumps(c['name'])}, null, {fraction})"
-                            )
-                            _click(browser, point["x"], point["y"])
-                            now = state(f"{page} {ident} after dragging {c['name']} to {fraction:.0%}")
-                            slot = [d["name"] for d in spec["controls"]].index(c["name"])
-                            target = len(c["labels"]) - 1 if fraction > 0.5 else 0
-                            assert now[slot] == target, (
-                                f"{page} {ident}: {c['name']} at stop {now[slot]}, expected {target}"
-                            )
-                            if now != before:
-                                frame_before = spec["frames"]["-".join(map(str, before))]
-                                assert spec["frames"]["-".join(map(str, now))] != frame_before, (
-                                    f"{page} {ident}: moving {c['name']} did not change the picture"
-                                )
-                            before = now
+                for button in range(len(choice["labels"])):
+                    stops = driver.click(choice, button=button)
+                    assert stops[driver.names.index(choice["name"])] == button
+                    driver.drag_visible_sliders()
         assert not console_problems(browser.events), f"{page}: {console_problems(browser.events)}"
     assert found >= 5, f"only {found} explorers on the site"
