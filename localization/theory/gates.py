@@ -39,7 +39,7 @@ from localization import validation as V
 from localization.data.base import is_traced
 from localization.pytree import pytree_dataclass, static_field
 
-__all__ = ["Gating", "half_space_gates", "CoordinateGate", "BumpGates", "HalfSpaceGates"]
+__all__ = ["Gating", "half_space_gates", "CoordinateGate", "BumpGates", "HalfSpaceGates", "FrozenReLUGates"]
 
 
 @runtime_checkable
@@ -218,3 +218,51 @@ class HalfSpaceGates:
     def __call__(self, x: Any) -> jax.Array:
         x = check_input(x, self.num_dims)
         return half_space_gates(self.normals, x)
+
+
+@pytree_dataclass(eq=False)
+class FrozenReLUGates:
+    r"""The ReLU units' own gates frozen at a training time :math:`t` (notes 001 Eq. (44)):
+    :math:`g_p(x) = \mathbb 1(\langle w_p(t), x\rangle > 0)`.
+
+    ``weights``: (P, N) real array (a leaf), the P units' weights at time ``time``; every row non-zero
+    and finite. ``time`` (static, finite, >= 0) records when they were frozen, on the book's time axis
+    (steps × learning rate). :meth:`at` takes them from a recorded run
+    (``localization.trajectory.Trajectory``; see ``theory.gate_flips`` for how much they move).
+    """
+
+    weights: jax.Array
+    time: float = static_field(default=0.0)
+
+    def __post_init__(self):
+        object.__setattr__(self, "weights", HalfSpaceGates(self.weights).normals)
+        object.__setattr__(self, "time", V.nonnegative("time", self.time))
+
+    @classmethod
+    def at(cls, times: Any, weights: Any, index: int) -> FrozenReLUGates:
+        """The gates of checkpoint ``index`` of a run: ``times`` (C,) and ``weights`` (C, P, N) or (C, N)
+        (a single neuron, P = 1), e.g. a ``Trajectory``'s ``times`` and one seed's ``weights``."""
+        t = np.asarray(V.float_array("times", times, ndim_min=1), dtype=np.float64)
+        w = V.float_array("weights", weights, ndim_min=2)
+        if t.ndim != 1 or w.ndim not in (2, 3) or w.shape[0] != t.shape[0]:
+            raise ValueError(
+                f"times must be (C,) and weights (C, P, N) or (C, N) with the same C, got shapes {t.shape} "
+                f"and {tuple(w.shape)}"
+            )
+        i = V.integer("index", index, -t.shape[0])
+        if i >= t.shape[0]:
+            raise ValueError(f"index must lie in [-{t.shape[0]}, {t.shape[0] - 1}], got {index}")
+        wi = w[i] if w.ndim == 3 else w[i][None]
+        return cls(wi, float(t[i]))
+
+    @property
+    def num_gates(self) -> int:
+        return int(self.weights.shape[0])
+
+    @property
+    def num_dims(self) -> int:
+        return int(self.weights.shape[1])
+
+    def __call__(self, x: Any) -> jax.Array:
+        x = check_input(x, self.num_dims)
+        return half_space_gates(self.weights, x)

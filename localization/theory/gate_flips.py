@@ -1,0 +1,286 @@
+r"""How much the ReLU neuron's own gate changes during training (notes 001 §4.1, notes 003 §2.1).
+
+The ReLU unit is a gated linear unit, :math:`\mathrm{ReLU}(\langle w, x\rangle) = g(x)\,\langle w,
+x\rangle` with the gate :math:`g(t, x) = \mathbb 1(\langle w(t), x\rangle > 0)`. The gated deep
+linear network (GDLN) model of the neuron (:mod:`localization.theory.gdln`) freezes the gate; this
+module measures, on a recorded training run, how far that is from the truth:
+
+* the agreement between consecutive checkpoints (notes 001 Eq. (45), notes 003 Eq. (3)),
+
+  .. math:: p(t) = \mathbb P_x\bigl(g(t, x) = g(t + \delta t, x)\bigr),
+
+* the fraction of inputs whose gate never changes over the whole run (notes 003 Eq. (4)),
+
+  .. math:: p_\mathrm{unif} = \mathbb P_x\bigl(g(t, x) = g(t', x)\ \forall\, t, t'\bigr),
+
+* the excess kurtosis of the preactivation :math:`\langle w(t), X\rangle` at every checkpoint
+  (notes 001 Fig. 3, green curve),
+
+all estimated on fresh inputs from the task (:func:`gate_flips`, with binomial standard errors), and
+two Gaussian closed forms that check the estimator: for :math:`X\sim\mathcal N(0,\Sigma)`,
+
+.. math:: \mathbb P\bigl(\operatorname{sign}\langle w, X\rangle = \operatorname{sign}\langle v,
+   X\rangle\bigr) = 1 - \frac{\theta_\Sigma(w, v)}{\pi},\qquad \cos\theta_\Sigma(w, v) =
+   \frac{w^\top\Sigma v}{\sqrt{w^\top\Sigma w\;v^\top\Sigma v}}
+
+(:func:`gaussian_agreement`; the angle is the one between :math:`\Sigma^{1/2}w` and
+:math:`\Sigma^{1/2}v`), and, for the balanced mixture of :math:`\mathcal N(0,\Sigma_0)` and
+:math:`\mathcal N(0,\Sigma_1)`, the preactivation's excess kurtosis
+
+.. math:: \kappa(w) = \frac{3\,(s_0^2 - s_1^2)^2}{(s_0^2 + s_1^2)^2},\qquad s_y^2 = w^\top\Sigma_y w
+
+(:func:`gaussian_mixture_kurtosis`): the preactivation of Gaussian data is heavy-tailed as soon as
+the two classes give it different variances, so a positive excess kurtosis is no sign of
+non-Gaussian inputs.
+
+The gate is :math:`\mathbb 1(h > 0)`, as in JAX's ReLU derivative (the notes write :math:`\ge`; the
+two differ only on :math:`h = 0`, a null set for inputs with a density).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from localization import validation as V
+from localization.data.task import Task
+from localization.metrics import sample_excess_kurtosis
+from localization.pytree import pytree_dataclass, static_field
+from localization.trajectory import Trajectory
+
+__all__ = ["GateFlips", "gate_flips", "gaussian_agreement", "gaussian_mixture_kurtosis"]
+
+
+# -------------------------------------------------------------------------------------------------
+# Gaussian closed forms
+# -------------------------------------------------------------------------------------------------
+def _finite(name: str, value: Any, ndim_min: int) -> np.ndarray:
+    arr = np.asarray(V.float_array(name, value, ndim_min=ndim_min), dtype=np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got non-finite entries (shape {arr.shape})")
+    return arr
+
+
+def _covariance(name: str, cov: Any, n: int) -> np.ndarray:
+    c = _finite(name, cov, 2)
+    if c.shape != (n, n):
+        raise ValueError(f"{name} must be an (N, N) = ({n}, {n}) matrix, got shape {c.shape}")
+    if not np.allclose(c, c.T, rtol=1e-10, atol=1e-12 * max(1.0, float(np.abs(c).max()))):
+        raise ValueError(f"{name} must be symmetric")
+    if np.linalg.eigvalsh(c).min() < -1e-10 * max(1.0, float(np.abs(c).max())):
+        raise ValueError(f"{name} must be positive semi-definite (smallest eigenvalue < 0)")
+    return c
+
+
+def _quadratic(name: str, w: np.ndarray, c: np.ndarray) -> np.ndarray:
+    q = np.einsum("...i,ij,...j->...", w, c, w)
+    if np.any(q <= 0):
+        raise ValueError(
+            f"{name} must have w^T cov w > 0 for every vector (the preactivation must not be constant), "
+            f"got {int(np.sum(q <= 0))} vector(s) with w^T cov w = 0"
+        )
+    return q
+
+
+def gaussian_agreement(w: Any, v: Any, cov: Any) -> np.ndarray:
+    r"""Probability that the half-space gates of ``w`` and ``v`` agree on :math:`X\sim\mathcal N(0,\Sigma)`.
+
+    .. math:: \mathbb P\bigl(\mathbb 1(\langle w, X\rangle > 0) = \mathbb 1(\langle v, X\rangle > 0)\bigr)
+       = 1 - \frac{1}{\pi}\arccos\frac{w^\top\Sigma v}{\sqrt{w^\top\Sigma w\;v^\top\Sigma v}}
+
+    (the two preactivations are a bivariate normal pair; Sheppard's formula). Notes 001 Eq. (45)
+    for Gaussian inputs.
+
+    Parameters
+    ----------
+    w, v : (..., N) real arrays, broadcast against each other; finite, with :math:`w^\top\Sigma w>0`.
+    cov : (N, N) symmetric positive semi-definite covariance :math:`\Sigma`.
+
+    Returns
+    -------
+    (...) float64 NumPy array in [0, 1].
+
+    Raises
+    ------
+    TypeError if an argument is not a real array; ValueError for non-finite entries, a wrong shape,
+    a covariance that is not symmetric PSD, or a vector with ``w^T cov w = 0``.
+    """
+    w = _finite("w", w, 1)
+    v = _finite("v", v, 1)
+    if w.shape[-1] != v.shape[-1]:
+        raise ValueError(f"w and v must have the same last axis N, got shapes {w.shape} and {v.shape}")
+    c = _covariance("cov", cov, w.shape[-1])
+    w, v = np.broadcast_arrays(w, v)
+    cross = np.einsum("...i,ij,...j->...", w, c, v)
+    rho = cross / np.sqrt(_quadratic("w", w, c) * _quadratic("v", v, c))
+    return 1.0 - np.arccos(np.clip(rho, -1.0, 1.0)) / np.pi
+
+
+def gaussian_mixture_kurtosis(w: Any, cov0: Any, cov1: Any) -> np.ndarray:
+    r"""Excess kurtosis of :math:`\langle w, X\rangle` for the balanced mixture of
+    :math:`\mathcal N(0,\Sigma_0)` and :math:`\mathcal N(0,\Sigma_1)`.
+
+    .. math:: \kappa(w) = \frac{\tfrac32(s_0^4+s_1^4)}{\bigl(\tfrac12(s_0^2+s_1^2)\bigr)^2} - 3
+       = \frac{3\,(s_0^2-s_1^2)^2}{(s_0^2+s_1^2)^2},\qquad s_y^2 = w^\top\Sigma_y w.
+
+    It lies in [0, 3); it is 0 only when both classes give the preactivation the same variance.
+
+    Parameters
+    ----------
+    w : (..., N) real array, finite, with :math:`s_0^2 + s_1^2 > 0`.
+    cov0, cov1 : (N, N) symmetric positive semi-definite class covariances.
+
+    Returns
+    -------
+    (...) float64 NumPy array.
+
+    Raises
+    ------
+    TypeError/ValueError as :func:`gaussian_agreement` (for ``w^T (cov0 + cov1) w = 0``).
+    """
+    w = _finite("w", w, 1)
+    n = w.shape[-1]
+    c0 = _covariance("cov0", cov0, n)
+    c1 = _covariance("cov1", cov1, n)
+    s2 = _quadratic("w", w, c0 + c1)
+    s0 = np.einsum("...i,ij,...j->...", w, c0, w)
+    s1 = s2 - s0
+    return 3.0 * (s0 - s1) ** 2 / s2**2
+
+
+# -------------------------------------------------------------------------------------------------
+# Monte Carlo on a training run
+# -------------------------------------------------------------------------------------------------
+@pytree_dataclass(eq=False)
+class GateFlips:
+    r"""Gate-flip measures of a training run (:func:`gate_flips`), estimated on ``num`` fresh inputs.
+
+    Shapes: ``...`` are the unit axes of the weights (e.g. (seeds,) for single neurons or
+    (seeds, K) for a committee), C the number of checkpoints.
+
+    Attributes
+    ----------
+    agreement : (..., C - 1) :math:`p(t_c)`, the fraction of inputs whose gate is the same at
+        checkpoints c and c + 1 (notes 001 Eq. (45) with :math:`\delta t = t_{c+1} - t_c`).
+    agreement_se : (..., C - 1) its standard error :math:`\sqrt{p(1-p)/(M-1)}` (M = ``num``).
+    constant : (...) :math:`p_\mathrm{unif}`, the fraction of inputs whose gate is the same at every
+        checkpoint (notes 003 Eq. (4), on the recorded checkpoints).
+    constant_se : (...) its standard error.
+    kurtosis : (..., C) plug-in excess kurtosis of the preactivation :math:`\langle w(t_c), X\rangle`.
+    num : the number M of inputs.
+    """
+
+    agreement: jax.Array
+    agreement_se: jax.Array
+    constant: jax.Array
+    constant_se: jax.Array
+    kurtosis: jax.Array
+    num: int = static_field()
+
+
+def _binomial_se(p: jax.Array, num: int) -> jax.Array:
+    return jnp.sqrt(p * (1.0 - p) / (num - 1))
+
+
+@jax.jit
+def _scan_checkpoints(x: jax.Array, w: jax.Array):
+    """x (M, N), w (C, U, N) -> agreement (C - 1, U), constant (U,), kurtosis (C, U)."""
+    h0 = x @ w[0].T
+    g0 = h0 > 0
+
+    def step(carry, wc):
+        g_prev, same = carry
+        h = x @ wc.T
+        g = h > 0
+        agree = jnp.mean((g == g_prev).astype(x.dtype), axis=0)
+        return (g, same & (g == g0)), (agree, sample_excess_kurtosis(h, axis=0))
+
+    (_, same), (agree, kurt) = lax.scan(step, (g0, jnp.ones_like(g0)), w[1:])
+    kurt = jnp.concatenate([sample_excess_kurtosis(h0, axis=0)[None], kurt], axis=0)
+    return agree, jnp.mean(same.astype(x.dtype), axis=0), kurt
+
+
+def _run_weights(run: Any, checkpoint_axis: int | None) -> tuple[np.ndarray, int]:
+    if isinstance(run, Trajectory):
+        if checkpoint_axis is not None:
+            raise TypeError("checkpoint_axis is given by the Trajectory; pass it only with a weight array")
+        w = run.weights
+        if hasattr(w, "w") and not isinstance(w, (np.ndarray, jax.Array)):
+            return w.w, -3  # committee / two-layer Params: (..., C, K, N)
+        return w, -2
+    return run, -2 if checkpoint_axis is None else checkpoint_axis
+
+
+def gate_flips(key: Any, task: Task, run: Any, *, num: int, checkpoint_axis: int | None = None) -> GateFlips:
+    r"""Gate agreement :math:`p(t)`, :math:`p_\mathrm{unif}` and the preactivation's excess kurtosis
+    along a recorded ReLU training run, on ``num`` fresh inputs from ``task``.
+
+    Every unit and checkpoint is evaluated on the same inputs (common random numbers), so
+    differences between checkpoints are not sampling noise of the inputs. The units (seeds, hidden
+    units) are evaluated together by one matrix product per checkpoint inside one ``lax.scan``.
+
+    Parameters
+    ----------
+    key : JAX PRNG key for the inputs, ``task.sample(key, num, N)``.
+    task : the task the run was trained on (anything with ``sample(key, num, n, dtype)``).
+    run : a :class:`~localization.trajectory.Trajectory` of ``train.train_online`` (weights (..., C, N)
+        for the neuron, ``Params`` with ``w`` (..., C, K, N) for a committee) or a real array of weights
+        with the checkpoint axis at ``checkpoint_axis`` (default -2) and N last. At least 2 checkpoints;
+        no weight vector may be zero.
+    num : number M >= 2 of inputs.
+    checkpoint_axis : only with an array ``run``: the axis of the checkpoints (not the last one).
+
+    Returns
+    -------
+    :class:`GateFlips`; its unit axes ``...`` are the weight axes other than the checkpoint axis and N,
+    in their order. Computed in the weights' dtype (float32 or float64).
+
+    Raises
+    ------
+    TypeError for a task without ``sample`` or a non-array run; ValueError for fewer than 2
+    checkpoints, non-finite weights, a zero weight vector (its preactivation is constant: gate and
+    kurtosis undefined), a bad ``num`` or ``checkpoint_axis``.
+    """
+    key = V.key("key", key)
+    if not isinstance(task, Task):
+        raise TypeError(f"task must have a sample(key, num, n, dtype) method, got {type(task).__name__}")
+    num = V.integer("num", num, 2)
+    w, axis = _run_weights(run, checkpoint_axis)
+    w = V.float_array("run weights", w, ndim_min=2)
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"checkpoint_axis must be an int, got {axis!r}")
+    if not (-w.ndim <= axis <= -2 or 0 <= axis <= w.ndim - 2):
+        raise ValueError(
+            f"checkpoint_axis must lie in [-{w.ndim}, -2] or [0, {w.ndim - 2}] (any axis but the last, N) "
+            f"for weights of shape {tuple(w.shape)}, got {axis}"
+        )
+    arr = np.moveaxis(np.asarray(w), axis, 0)
+    if arr.shape[0] < 2:
+        raise ValueError(f"the run needs at least 2 checkpoints, got {arr.shape[0]}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("run weights must be finite, got inf or NaN entries")
+    if np.any(~np.any(arr != 0, axis=-1)):
+        raise ValueError("run weights contain a zero vector: its gate and preactivation kurtosis are undefined")
+    if not np.issubdtype(arr.dtype, np.floating):
+        arr = arr.astype(np.float64)
+    units = arr.shape[1:-1]
+    n = arr.shape[-1]
+    x, _ = task.sample(key, num, n, arr.dtype)
+    agree, const, kurt = _scan_checkpoints(jnp.asarray(x, arr.dtype), jnp.asarray(arr.reshape(arr.shape[0], -1, n)))
+    agree = jnp.moveaxis(agree, 0, -1).reshape(units + (arr.shape[0] - 1,))
+    kurt = jnp.moveaxis(kurt, 0, -1).reshape(units + (arr.shape[0],))
+    const = const.reshape(units)
+    if not bool(jnp.all(jnp.isfinite(kurt))):
+        raise ValueError("a preactivation is constant on the sampled inputs: excess kurtosis undefined")
+    return GateFlips(
+        agreement=agree,
+        agreement_se=_binomial_se(agree, num),
+        constant=const,
+        constant_se=_binomial_se(const, num),
+        kurtosis=kurt,
+        num=num,
+    )
