@@ -11,13 +11,14 @@ Modules:
 * ``assumptions`` — assumptions A1–A3 behind the flow (§3.1), measured and computed exactly.
 * ``mechanism`` — why the flow localizes: Fourier-mode rates, the constant state's stability, the IPR rate;
 * ``gaussian`` — the exact ReLU flow on Gaussian and elliptical data, its fixed points, sinusoid fits.
-* ``gates`` — gating structures of the gated deep linear network (the ``Gating`` protocol).
+* ``gates`` — gating structures of the gated deep linear network (the ``Gating`` protocol);
+* ``gdln`` — the GDLN flow, its exact solution, OLS limit and loss; ``gdln_moments`` — its moments.
 
 The names listed in ``__all__`` are re-exported here (``theory.amplifier(m)``,
 ``theory.integrate_effective(...)``); ``derivation``, ``assumptions`` and ``gaussian`` are used as modules.
 """
 
-from localization.theory import assumptions, derivation, gates, gaussian
+from localization.theory import assumptions, derivation, gates, gaussian, gdln, gdln_moments
 from localization.theory.amplifier import (
     Amplifier,
     AmplifierDerivatives,
@@ -53,6 +54,8 @@ __all__ = [
     "derivation",
     "gaussian",
     "gates",
+    "gdln",
+    "gdln_moments",
     "Amplifier",
     "AmplifierDerivatives",
     "CubicTaylor",

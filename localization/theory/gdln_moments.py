@@ -1,0 +1,204 @@
+r"""Moments of the gated deep linear network: :math:`\Sigma^{yx}(p)` and :math:`\Sigma^{xx}(p,q)`.
+
+For a gating :math:`\tilde g(x)\in\{0,1\}^P` (:mod:`localization.theory.gates`) and the length-scale
+task with balanced labels :math:`Y\in\{0,1\}` (:class:`localization.data.LengthscaleTask`),
+:math:`\tilde x=\tilde g(x)\otimes x` and
+
+.. math::
+
+    b = \mathbb E[Y\tilde x] = \tfrac12\,\mathbb E_1[\tilde x],\qquad
+    A = \mathbb E[\tilde x\tilde x^\top] = \tfrac12\bigl(\mathbb E_0[\tilde x\tilde x^\top]
+    + \mathbb E_1[\tilde x\tilde x^\top]\bigr)
+
+(notes 001 Eqs. (49), (50), (53); :math:`\mathbb E_y` is the expectation given the class). Blocks
+are gate-major: entries :math:`pN + j` of :math:`b` form :math:`\Sigma^{yx}(p)`.
+
+Closed forms (each checked against :func:`monte_carlo_moments` in ``tests/test_gdln.py``):
+
+* :func:`gate_correlation`: for standard normals with correlation :math:`r`,
+
+  .. math::
+
+      \mathbb E\bigl[\mathbb 1(Z_i>0)\operatorname{erf}(gZ_j)\bigr]
+      = \frac1\pi\arctan\frac{\sqrt2\,g\,r}{\sqrt{1+2g^2(1-r^2)}};
+
+  hence, for the coordinate gate :math:`\mathbb 1(x_i>0)` on NLGP(ξ₁, g) data (for which
+  :math:`x_i>0\iff z_i>0`), :math:`\Sigma^{yx}(p_i)_j = \text{gate\_correlation}(g, C_{ij})/(2\mathcal Z(g))`
+  with :math:`C` the latent covariance of class 1 (:func:`coordinate_gate_moments`).
+* :func:`single_gate_second_moment`: for one half-space gate :math:`\mathbb 1(\langle n,x\rangle>0)`
+  and any sign-symmetric law without mass on the hyperplane, :math:`x\mapsto-x` swaps the gate's two
+  sides and leaves :math:`xx^\top` unchanged, so :math:`\mathbb E_y[g\,xx^\top] = \tfrac12\Sigma_y` and
+  :math:`A = \tfrac14(\Sigma_0+\Sigma_1)` — the same for every normal :math:`n`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from localization import validation as V
+from localization.data import NLGP, Gaussian, LengthscaleTask, nlgp_normaliser
+from localization.theory.gates import Gating
+
+__all__ = [
+    "gate_correlation",
+    "Moments",
+    "MonteCarloMoments",
+    "coordinate_gate_moments",
+    "single_gate_second_moment",
+    "monte_carlo_moments",
+    "predict",
+]
+
+
+def _real_array(name: str, value: Any) -> np.ndarray:
+    if isinstance(value, bool) or (hasattr(value, "dtype") and np.asarray(value).dtype == bool):
+        raise TypeError(f"{name} must be a real number or array, got {value!r}")
+    try:
+        arr = np.asarray(value)
+    except Exception:  # pragma: no cover - defensive
+        raise TypeError(f"{name} must be a real number or array, got {type(value).__name__}") from None
+    if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+        raise TypeError(f"{name} must be a real number or array, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got non-finite entries in {value!r}")
+    return arr
+
+
+def gate_correlation(gain: Any, r: Any) -> np.ndarray:
+    r""":math:`\mathbb E[\mathbb 1(Z_i>0)\operatorname{erf}(gZ_j)]` for standard normals with correlation ``r``.
+
+    Closed form :math:`\frac1\pi\arctan\bigl(\sqrt2\,g r/\sqrt{1+2g^2(1-r^2)}\bigr)` (module docstring;
+    notes 001 Eq. (72) has :math:`2/\sqrt\pi` for :math:`1/\pi`). ``gain`` (> 0, finite) and ``r``
+    (in [-1, 1]) broadcast NumPy-style; returns float64 (a 0-d array for scalar inputs).
+    """
+    g = _real_array("gain", gain)
+    r = _real_array("r", r)
+    if np.any(g <= 0):
+        raise ValueError(f"gain must be positive (valid range: 0 < gain < inf), got {gain!r}")
+    if np.any(np.abs(r) > 1):
+        raise ValueError(f"r must lie in [-1, 1] (a correlation), got {r[np.abs(r) > 1].ravel()[0]!r}")
+    g, r = np.broadcast_arrays(g, r)
+    return np.arctan(math.sqrt(2.0) * g * r / np.sqrt(1.0 + 2.0 * g * g * (1.0 - r * r))) / math.pi
+
+
+class Moments(NamedTuple):
+    """Exact GDLN moments: ``b`` (P N,) and ``A`` (P N, P N), float64, gate-major blocks."""
+
+    b: np.ndarray
+    A: np.ndarray
+
+
+class MonteCarloMoments(NamedTuple):
+    """Monte Carlo GDLN moments with their standard errors (same shapes as ``b`` and ``A``).
+
+    ``num`` samples were drawn from each class.
+    """
+
+    b: np.ndarray
+    A: np.ndarray
+    b_se: np.ndarray
+    A_se: np.ndarray
+    num: int
+
+
+def _check_task(task: Any) -> LengthscaleTask:
+    if not isinstance(task, LengthscaleTask):
+        raise TypeError(f"task must be a data.LengthscaleTask, got {task!r}")
+    return task
+
+
+def single_gate_second_moment(task: LengthscaleTask, n: int) -> np.ndarray:
+    r""":math:`A = \tfrac14(\Sigma_0+\Sigma_1)` (N, N): exact for one half-space gate (module docstring)."""
+    s0, s1 = _check_task(task).covariances(n)
+    return 0.25 * (s0 + s1)
+
+
+def coordinate_gate_moments(task: LengthscaleTask, n: int, coordinate: int) -> Moments:
+    r"""Exact ``b`` and ``A`` of the single coordinate gate :math:`\mathbb 1(x_i>0)`, ``i = coordinate``.
+
+    Class 1 must be :class:`~localization.data.NLGP` (``b`` built on :func:`gate_correlation`) or
+    :class:`~localization.data.Gaussian` (:math:`\mathbb E[\mathbb 1(Z_i>0)Z_j] = C_{ij}/\sqrt{2\pi}`);
+    class 0 any model of the book (all are sign-symmetric).
+    """
+    task = _check_task(task)
+    n = V.integer("n", n, 2)
+    i = V.integer("coordinate", coordinate, 0)
+    if i >= n:
+        raise ValueError(f"coordinate must lie in [0, {n - 1}] for n = {n}, got {i}")
+    m1 = task.model1
+    if isinstance(m1, NLGP):
+        g = float(m1.gain)
+        c = m1.latent_covariance(n)[i]
+        b = 0.5 * gate_correlation(g, np.clip(c, -1.0, 1.0)) / float(nlgp_normaliser(g))
+    elif isinstance(m1, Gaussian):
+        b = 0.5 * m1.latent_covariance(n)[i] / math.sqrt(2.0 * math.pi)
+    else:
+        raise TypeError(f"task.model1 must be data.NLGP or data.Gaussian for the closed form, got {m1!r}")
+    return Moments(np.asarray(b, dtype=np.float64), single_gate_second_moment(task, n))
+
+
+@jax.jit
+def _batch_sums(gating, x):
+    xt = (gating(x)[:, :, None] * x[:, None, :]).reshape(x.shape[0], -1)
+    sq = xt * xt
+    return jnp.sum(xt, 0), jnp.sum(sq, 0), xt.T @ xt, sq.T @ sq
+
+
+def monte_carlo_moments(
+    gating: Gating, task: LengthscaleTask, key: Any, num: int, n: int, batch: int = 4096
+) -> MonteCarloMoments:
+    r"""Monte Carlo ``b`` and ``A`` for any gating, ``num`` samples per class, with standard errors.
+
+    ``b_se`` and ``A_se`` are the standard errors of the stratified means (classes drawn
+    separately, ``num`` each): :math:`\tfrac12 s_1/\sqrt{num}` and
+    :math:`\tfrac12\sqrt{(s_0^2+s_1^2)/num}` entrywise, :math:`s_y` the sample standard deviation.
+    Samples are drawn ``batch`` at a time (memory :math:`O(\text{batch}\cdot PN + (PN)^2)`).
+    """
+    if not isinstance(gating, Gating):
+        raise TypeError(f"gating must satisfy theory.gates.Gating (num_gates, num_dims, __call__), got {gating!r}")
+    task = _check_task(task)
+    key = V.key("key", key)
+    num = V.integer("num", num, 2)
+    n = V.integer("n", n, 2)
+    batch = V.integer("batch", batch, 1)
+    if gating.num_dims != n:
+        raise ValueError(f"n must equal gating.num_dims = {gating.num_dims}, got {n}")
+    stats = []
+    for y, model in enumerate((task.model0, task.model1)):
+        ky = jax.random.fold_in(key, y)
+        sums = None
+        done = 0
+        for k in range(-(-num // batch)):
+            m = min(batch, num - done)
+            x = model.sample(jax.random.fold_in(ky, k), m, n)
+            part = _batch_sums(gating, x)
+            sums = part if sums is None else tuple(a + p for a, p in zip(sums, part, strict=True))
+            done += m
+        s1, s2, m2, m4 = (np.asarray(a, dtype=np.float64) for a in sums)
+        mean, second = s1 / num, m2 / num
+        var_x = np.maximum(s2 / num - mean**2, 0.0) * num / (num - 1)
+        var_xx = np.maximum(m4 / num - second**2, 0.0) * num / (num - 1)
+        stats.append((mean, second, var_x, var_xx))
+    (_, a0, _, v0), (b1, a1, vb1, v1) = stats
+    b = 0.5 * b1
+    A = 0.5 * (a0 + a1)
+    return MonteCarloMoments(b, 0.5 * (A + A.T), 0.5 * np.sqrt(vb1 / num), 0.5 * np.sqrt((v0 + v1) / num), num)
+
+
+def predict(gating: Gating, w: Any, x: Any) -> jax.Array:
+    r""":math:`\hat y(x)=\sum_p g_p(x)\langle w_p,x\rangle`: ``w`` (P, N) or (P N,), ``x`` (..., N) -> (...)."""
+    if not isinstance(gating, Gating):
+        raise TypeError(f"gating must satisfy theory.gates.Gating, got {gating!r}")
+    p, n = gating.num_gates, gating.num_dims
+    w = V.float_array("w", w, ndim_min=1)
+    if w.size != p * n:
+        raise ValueError(f"w must have P * N = {p * n} entries (P = {p}, N = {n}), got shape {tuple(w.shape)}")
+    g = gating(x)
+    x = jnp.asarray(x, dtype=g.dtype)
+    return jnp.einsum("...p,...n,pn->...", g, x, jnp.asarray(w, dtype=g.dtype).reshape(p, n))
