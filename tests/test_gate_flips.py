@@ -236,3 +236,57 @@ def test_frozen_relu_gates_bad_inputs():
         gates.FrozenReLUGates.at(np.arange(4.0), np.ones((3, 2, N)), 0)
     with pytest.raises(ValueError, match="x"):
         gates.FrozenReLUGates(w)(np.ones((3, N + 1)))
+
+
+# ----- the OLS field of the frozen own gate; aligned distance ------------------------------------
+def _gaussian_drive(w):
+    """b(w) = E_1[1(<w,X> > 0) X] / 2 = Sigma_1 w / (2 sqrt(2 pi w^T Sigma_1 w)) for Gaussian class 1."""
+    return COV1 @ w / (2.0 * np.sqrt(2.0 * np.pi * w @ COV1 @ w))
+
+
+def test_frozen_gate_field_gaussian_closed_form():
+    rng = np.random.default_rng(13)
+    w = rng.normal(size=(3, N))
+    fr = gf.frozen_gate_field(jax.random.key(9), TASK, w, num=100_000)
+    A = 0.25 * (COV0 + COV1)
+    for k in range(3):
+        b = _gaussian_drive(w[k])
+        assert np.all(np.abs(fr.drive[k] - b) < 5 * fr.drive_se[k])
+        exact = np.linalg.solve(A, b)
+        assert np.all(np.abs(fr.field[k] - exact) < 5 * fr.field_se[k])
+    assert fr.field.shape == w.shape and fr.num == 100_000
+
+
+def test_relu_flow_is_twice_drive_minus_A_w():
+    # the ReLU neuron's loss gradient (autodiff on 4e5 samples) equals -2 (b(w) - A w), A = (S0 + S1)/4,
+    # with b(w) in closed form for Gaussian data; the Monte Carlo error is ~1e-3 of the norm here
+    rng = np.random.default_rng(14)
+    w = rng.normal(size=N)
+    x, y = TASK.sample(jax.random.key(10), 400_000, N, jnp.float64)
+    grad = np.asarray(jax.grad(lambda v: train.mse(v, x, y))(jnp.asarray(w)))
+    exact = -2.0 * (_gaussian_drive(w) - 0.25 * (COV0 + COV1) @ w)
+    assert np.linalg.norm(grad - exact) < 0.02 * np.linalg.norm(exact)
+
+
+def test_aligned_distance_properties():
+    i = np.arange(N)
+    ref = np.exp(-((i - 5.0) ** 2) / 4.0)
+    assert gf.aligned_distance(-3.0 * np.roll(ref, 7), ref) == pytest.approx(0.0, abs=1e-12)
+    other = np.exp(-((i - 9.0) ** 2) / 30.0)  # a wider bump, elsewhere
+    d = gf.aligned_distance(np.stack([other, -other]), ref)
+    assert d.shape == (2,) and d[0] == pytest.approx(d[1]) and 0.1 < d[0] < 2
+    assert d[0] == pytest.approx(np.linalg.norm(np.roll(other, -4) / np.linalg.norm(other) - ref / np.linalg.norm(ref)))
+    with pytest.raises(ValueError, match="reference"):
+        gf.aligned_distance(ref, ref[:-1])
+    with pytest.raises(ValueError, match="zero vector"):
+        gf.aligned_distance(np.zeros(N), ref)
+
+
+def test_frozen_gate_field_bad_inputs():
+    k = jax.random.key(0)
+    with pytest.raises(TypeError, match="LengthscaleTask"):
+        gf.frozen_gate_field(k, object(), np.ones(N), num=10)
+    with pytest.raises(ValueError, match="zero vector"):
+        gf.frozen_gate_field(k, TASK, np.zeros((2, N)), num=10)
+    with pytest.raises(ValueError, match="num"):
+        gf.frozen_gate_field(k, TASK, np.ones(N), num=1)

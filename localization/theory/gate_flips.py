@@ -33,13 +33,29 @@ two Gaussian closed forms that check the estimator: for :math:`X\sim\mathcal N(0
 the two classes give it different variances, so a positive excess kurtosis is no sign of
 non-Gaussian inputs.
 
+Freezing the gate at :math:`w` turns the neuron into a one-gate GDLN whose least-squares limit is
+(:func:`frozen_gate_field`)
+
+.. math:: w_\mathrm{OLS}(w) = A^{-1} b(w),\qquad A = \tfrac14(\Sigma_0+\Sigma_1),\qquad
+   b(w) = \tfrac12\,\mathbb E_1\bigl[\mathbb 1(\langle w, X\rangle > 0)\,X\bigr]
+
+(:math:`A` is exact for any half-space gate, ``gdln_moments.single_gate_second_moment``;
+:math:`b` by Monte Carlo). The ReLU neuron's own flow is :math:`\dot w = 2\,(b(w) - A w)`, so its
+fixed points are exactly the fields with :math:`w = w_\mathrm{OLS}(w)`: a converged neuron is the
+OLS field of its own frozen gate.
+
+A GDLN field with a fixed gate (e.g. the coordinate gate :math:`\mathbb 1(x_i>0)`, whose field peaks
+at :math:`i`) predicts a shape, not where a learned field sits nor its sign (both are set by the
+initialisation): :func:`aligned_distance` compares shapes after moving the learned field's peak onto
+the reference's and matching signs.
+
 The gate is :math:`\mathbb 1(h > 0)`, as in JAX's ReLU derivative (the notes write :math:`\ge`; the
 two differ only on :math:`h = 0`, a null set for inputs with a density).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -47,12 +63,21 @@ import numpy as np
 from jax import lax
 
 from localization import validation as V
-from localization.data.task import Task
-from localization.metrics import sample_excess_kurtosis
+from localization.data.task import LengthscaleTask, Task
+from localization.metrics import normalized_distance, peak_position, sample_excess_kurtosis
 from localization.pytree import pytree_dataclass, static_field
+from localization.theory.gdln_moments import single_gate_second_moment
 from localization.trajectory import Trajectory
 
-__all__ = ["GateFlips", "gate_flips", "gaussian_agreement", "gaussian_mixture_kurtosis"]
+__all__ = [
+    "GateFlips",
+    "gate_flips",
+    "gaussian_agreement",
+    "gaussian_mixture_kurtosis",
+    "FrozenGateField",
+    "frozen_gate_field",
+    "aligned_distance",
+]
 
 
 # -------------------------------------------------------------------------------------------------
@@ -284,3 +309,125 @@ def gate_flips(key: Any, task: Task, run: Any, *, num: int, checkpoint_axis: int
         kurtosis=kurt,
         num=num,
     )
+
+
+# -------------------------------------------------------------------------------------------------
+# the OLS field of the neuron's own gate, frozen
+# -------------------------------------------------------------------------------------------------
+class FrozenGateField(NamedTuple):
+    r"""The one-gate GDLN limit of :func:`frozen_gate_field` (float64 NumPy arrays, shape (..., N)).
+
+    Attributes
+    ----------
+    field : :math:`w_\mathrm{OLS} = A^{-1} b`.
+    drive : :math:`b = \tfrac12\mathbb E_1[\mathbb 1(\langle w, X\rangle>0)X]` (Monte Carlo).
+    drive_se : entrywise standard error of ``drive``.
+    field_se : entrywise standard error of ``field`` (propagated through :math:`A^{-1}`, with the
+        sample covariance of the summands).
+    num : the number of class-1 samples.
+    """
+
+    field: np.ndarray
+    drive: np.ndarray
+    drive_se: np.ndarray
+    field_se: np.ndarray
+    num: int
+
+
+@jax.jit
+def _drive_moments(x: jax.Array, w: jax.Array):
+    """x (M, N), w (U, N) -> mean (U, N) and covariance (U, N, N) of the summands 1(<w,x> > 0) x / 2."""
+
+    def one(wu):
+        s = 0.5 * (x @ wu > 0).astype(x.dtype)[:, None] * x  # (M, N), one unit at a time (memory)
+        mean = jnp.mean(s, axis=0)
+        d = s - mean
+        return mean, d.T @ d / (x.shape[0] - 1)
+
+    return lax.map(one, w)
+
+
+def frozen_gate_field(key: Any, task: LengthscaleTask, weights: Any, *, num: int) -> FrozenGateField:
+    r"""OLS field of the one-gate GDLN whose gate is :math:`\mathbb 1(\langle w, x\rangle > 0)`, frozen
+    (module docstring): :math:`w_\mathrm{OLS} = A^{-1}b(w)`, :math:`A=\tfrac14(\Sigma_0+\Sigma_1)` exact.
+
+    All weight vectors share the same ``num`` class-1 inputs ``task.model1.sample(key, num, N)``
+    (float64).
+
+    Parameters
+    ----------
+    key : JAX PRNG key.
+    task : a :class:`~localization.data.LengthscaleTask` (balanced labels, :math:`Y=1` for ``model1``).
+    weights : (..., N) real array, finite, no zero vector (e.g. a run's weights at several checkpoints).
+    num : number M >= 2 of class-1 inputs.
+
+    Returns
+    -------
+    :class:`FrozenGateField` with arrays of shape (..., N).
+
+    Raises
+    ------
+    TypeError for a task that is not a ``LengthscaleTask`` or non-real weights; ValueError for
+    non-finite weights, a zero vector, or ``num`` < 2.
+    """
+    key = V.key("key", key)
+    if not isinstance(task, LengthscaleTask):
+        raise TypeError(f"task must be a data.LengthscaleTask, got {type(task).__name__}")
+    num = V.integer("num", num, 2)
+    w = _finite("weights", weights, 1)
+    if np.any(~np.any(w != 0, axis=-1)):
+        raise ValueError("weights contain a zero vector: its gate is undefined")
+    n = w.shape[-1]
+    A = single_gate_second_moment(task, n)
+    x = task.model1.sample(key, num, n, jnp.float64)
+    mean, cov = _drive_moments(jnp.asarray(x, jnp.float64), jnp.asarray(w.reshape(-1, n)))
+    mean, cov = np.asarray(mean), np.asarray(cov) / num  # covariance of the mean
+    Ainv = np.linalg.inv(A)
+    field = mean @ Ainv  # A symmetric: (A^{-1} b)^T = b^T A^{-1}
+    field_var = np.einsum("ij,ujk,ik->ui", Ainv, cov, Ainv)
+    shape = w.shape
+    return FrozenGateField(
+        field=field.reshape(shape),
+        drive=mean.reshape(shape),
+        drive_se=np.sqrt(np.einsum("uii->ui", cov)).reshape(shape),
+        field_se=np.sqrt(np.maximum(field_var, 0.0)).reshape(shape),
+        num=num,
+    )
+
+
+def aligned_distance(w: Any, reference: Any) -> np.ndarray:
+    r"""Shape distance between fields after aligning peak and sign:
+    :math:`\lVert \hat u-\hat r\rVert_2` with :math:`\hat v=v/\lVert v\rVert_2`, where :math:`u` is
+    ``w`` rotated on the ring so that its peak (:math:`\arg\max_i|w_i|`) sits at the peak of
+    ``reference`` and multiplied by the sign that makes the two peak values agree in sign.
+
+    0 for a translated (and possibly negated) copy of ``reference``; at most 2.
+
+    Parameters
+    ----------
+    w : (..., N) real array, finite, no zero vector (e.g. learned fields of several seeds).
+    reference : (N,) real array, finite, non-zero (e.g. an OLS field).
+
+    Returns
+    -------
+    (...) float64 NumPy array.
+
+    Raises
+    ------
+    TypeError for non-real input; ValueError for a wrong shape, non-finite entries or zero vectors.
+    """
+    w = _finite("w", w, 1)
+    r = _finite("reference", reference, 1)
+    if r.ndim != 1 or r.shape[0] != w.shape[-1]:
+        raise ValueError(f"reference must be an (N,) field with N = {w.shape[-1]} (w's last axis), got shape {r.shape}")
+    for name, arr in (("w", w), ("reference", r)):
+        if np.any(~np.any(arr != 0, axis=-1)):
+            raise ValueError(f"{name} must not contain a zero vector (a zero field has no peak or shape)")
+    n = r.shape[0]
+    target = int(peak_position(r))
+    flat = w.reshape(-1, n)
+    shift = (target - np.asarray(peak_position(flat))) % n
+    rows = np.arange(n)[None, :]
+    moved = flat[np.arange(flat.shape[0])[:, None], (rows - shift[:, None]) % n]
+    moved = moved * (np.sign(moved[:, target]) * np.sign(r[target]))[:, None]
+    return normalized_distance(moved.reshape(w.shape), r)
