@@ -2,12 +2,16 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+# The interpreter .venv is created from: the first of these that tools/check_python.py accepts (the
+# versions the lock installs on), else plain python3, which the check then explains. PYTHON=... overrides.
+# (A deferred variable: the search runs only when .venv is being made.)
+PYTHON ?= $(shell for p in python3.11 python3.12 python3.13 python3; do \
+  command -v $$p >/dev/null 2>&1 && $$p tools/check_python.py --quiet 2>/dev/null && { command -v $$p; exit; }; done; \
+  command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 STAMP  := $(VENV)/.installed
-VENDOR := _assets/vendor/.installed
 CHAPTERS := $(shell grep -l '^kernelspec:' book/*.md)
 REFERENCES := $(patsubst book/%.md,tests/references/%.ipynb,$(CHAPTERS))
 
@@ -27,7 +31,7 @@ LOCALIZATION_SEED ?= 0
 export LOCALIZATION_SEED
 CHECK_SEED ?= 1
 
-.PHONY: help env book test lint test-unit test-notebooks test-site lab serve references bench lock clean offline-assets browser
+.PHONY: help env book test lint test-unit test-notebooks test-site lab serve references bench lock clean offline-assets update-offline-assets browser
 
 help:
 	@echo "make book   - set up (if needed), execute every chapter, write the site to _build/html"
@@ -39,35 +43,41 @@ help:
 	@echo "make lint   - ruff check and ruff format --check (run first by make test)"
 
 # --- environment -------------------------------------------------------------------------------
-env: $(STAMP) $(VENDOR)
+env: $(STAMP)
 
+# The interpreter is checked first (a clear message instead of a resolver error deep in pip), and
+# .venv's own again (a .venv left by another Python).
 $(STAMP): requirements.txt constraints.txt pyproject.toml
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@test -n "$(PYTHON)" || { echo "no python3 on PATH: install Python 3.11 (3.11.5 or later), 3.12 or 3.13 (see README)"; exit 1; }
+	@test -x $(PY) || { $(PYTHON) tools/check_python.py && $(PYTHON) -m venv $(VENV); }
+	@$(PY) tools/check_python.py --quiet || { echo "(.venv was made by another Python: remove it with 'rm -rf .venv' and run make again)"; exit 1; }
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	$(PY) -m pip check
 	@touch $@
 
-# Offline rendering: MathJax, require.js and the widget manager are served by the site itself.
-offline-assets: $(VENDOR)
-$(VENDOR): offline/package.json offline/package-lock.json
-	cd offline && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
-	rm -rf _assets/vendor && mkdir -p _assets/vendor/html-manager
-	cp -r offline/node_modules/mathjax/es5 _assets/vendor/mathjax
-	cp offline/node_modules/requirejs/require.js _assets/vendor/require.js
-	find offline/node_modules/@jupyter-widgets/html-manager/dist -maxdepth 1 -type f ! -name '*.map' ! -name 'embed.js' ! -name 'libembed-amd.js' -exec cp {} _assets/vendor/html-manager/ \;
-	@touch $@
+# Offline rendering: the one script the pages need, MathJax (tex-svg.js and its TeX extensions, 2.4 MB),
+# is committed under _assets/mathjax, so building needs no Node.js and no network. This checks the
+# copies against their manifest; update-offline-assets (a maintainer's step, needs npm) refreshes
+# them from the version pinned in offline/package.json.
+offline-assets: env
+	@$(PY) tools/vendor_assets.py --check
 
-# Headless Chromium for the browser check (Debian packages); installed when missing.
-browser:
-	@command -v chromium >/dev/null || { echo "installing chromium (apt-get)"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
-	@chromium --version
+update-offline-assets: env
+	@command -v npm >/dev/null || { echo "npm (Node.js) is needed to refresh _assets/mathjax from offline/package.json (make book does not need it)"; exit 1; }
+	cd offline && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+	$(PY) tools/vendor_assets.py --update
+
+# Headless Chrome/Chromium for the browser check: found under its usual names ($$CHROME overrides;
+# macOS app bundles too); installed with apt-get only as root on a Debian-like system; otherwise
+# the check stops with what to install on each platform.
+browser: env
+	@exe=$$($(PY) tools/find_browser.py) && echo "browser: $$exe" && "$$exe" --version
 
 # --- the book ----------------------------------------------------------------------------------
 # The execution cache and Sphinx's environment do not know the seed: a build for another seed
 # than the last one starts from an empty _build.
-book: env
+book: env offline-assets
 	@mkdir -p _build; if [ "$$(cat _build/.seed 2>/dev/null)" != "$(LOCALIZATION_SEED)" ]; then \
 	  echo "book seed $(LOCALIZATION_SEED): clearing _build (it held seed '$$(cat _build/.seed 2>/dev/null)')"; \
 	  rm -rf _build && mkdir -p _build && echo "$(LOCALIZATION_SEED)" > _build/.seed; fi
@@ -116,11 +126,15 @@ references: env
 	done
 
 # Chapters open as notebooks: jupytext's JupyterLab extension makes MyST .md files open as notebooks.
+# As root (a container), JupyterLab refuses to start without --allow-root: it is passed then only.
+# LAB_ARGS adds options (e.g. LAB_ARGS="--no-browser --port=8890").
+LAB_ARGS ?=
+ALLOW_ROOT = $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: env
 	@mkdir -p $(VENV)/share/jupyter/lab/settings
 	@echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}}' \
 	  > $(VENV)/share/jupyter/lab/settings/overrides.json
-	LOCALIZATION_STATIC_WIDGETS= $(BIN)/jupyter lab book/
+	LOCALIZATION_STATIC_WIDGETS= $(BIN)/jupyter lab book/ $(ALLOW_ROOT) $(LAB_ARGS)
 
 serve:
 	@test -d _build/html || { echo "run 'make book' first"; exit 1; }

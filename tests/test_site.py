@@ -1,13 +1,15 @@
 """Checks of the built site (``_build/html``) in headless Chromium, with the network cut off.
 
 Run after ``jupyter-book build``. A missing browser or a missing build is a failure, never a skip:
-``make test`` installs Chromium when it is absent. Two ways to drive the browser: ``render`` dumps a
+``make test`` finds Chrome or Chromium first (``tools/find_browser.py``; as root on Debian it installs
+Chromium when none is found, elsewhere it says what to install). Two ways to drive the browser: ``render`` dumps a
 page's DOM after its scripts ran (``--dump-dom``); :class:`Browser` talks to one Chromium over the
 DevTools protocol to set the window width, measure the laid-out page and take screenshots, which it
 keeps under ``_build/screenshots/`` for review.
 """
 
 import base64
+import importlib.util
 import json
 import re
 import shutil
@@ -40,8 +42,12 @@ PAGES = _toc_pages()
 
 
 def _chromium():
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert exe, "chromium is not installed: `make test` installs it (apt-get install chromium)"
+    """The browser ``make browser`` found (tools/find_browser.py: $CHROME, the usual names, macOS apps)."""
+    spec = importlib.util.spec_from_file_location("find_browser", ROOT / "tools" / "find_browser.py")
+    finder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(finder)
+    exe = finder.find()
+    assert exe, finder.instructions()
     return exe
 
 
