@@ -30,7 +30,7 @@ MAC_APPS = (
 )
 INSTRUCTIONS = """no Chrome or Chromium found (looked for $CHROME, {names} on PATH{mac}). Install one:
   Debian:           sudo apt-get install chromium
-  Ubuntu:           sudo snap install chromium   (or Google Chrome's .deb from google.com/chrome)
+  Ubuntu:           install Google Chrome's .deb (google.com/chrome); the chromium snap is untried here
   Fedora:           sudo dnf install chromium
   macOS:            brew install --cask chromium   (or install Google Chrome)
   anywhere else:    install Chrome or Chromium, then CHROME=/path/to/the/browser make test"""
