@@ -148,3 +148,26 @@ def float_array(name: str, value: Any, ndim_min: int = 1, last_dim: int | None =
     if last_dim is not None and value.shape[-1] != last_dim:
         raise ValueError(f"{name} must have last axis of length {last_dim}, got shape {tuple(value.shape)}")
     return value
+
+
+def covariance_pair(
+    names: tuple[str, str], first: Any, second: Any, *, symmetric: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two finite float64 (N, N) matrices of one shape, N ≥ 2, symmetric to 1e-10 (absolute) unless
+    ``symmetric=False`` — the class covariances Σ₀, Σ₁ every flow of the theory takes. ``names``
+    are the parameter names used in the messages."""
+    mats = []
+    for name, value in zip(names, (first, second), strict=True):
+        m = np.asarray(float_array(name, value, ndim_min=2), dtype=np.float64)
+        if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] < 2:
+            raise ValueError(f"{name} must be a square (N, N) matrix with N >= 2, got shape {m.shape}")
+        if not np.all(np.isfinite(m)):
+            raise ValueError(f"{name} must be finite")
+        if symmetric and not np.allclose(m, m.T, rtol=0, atol=1e-10):
+            raise ValueError(
+                f"{name} must be symmetric (to 1e-10), got max |{name} - {name}^T| = {np.abs(m - m.T).max():.3g}"
+            )
+        mats.append(m)
+    if mats[0].shape != mats[1].shape:
+        raise ValueError(f"{names[0]} and {names[1]} must have equal shapes, got {mats[0].shape} and {mats[1].shape}")
+    return mats[0], mats[1]

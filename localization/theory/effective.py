@@ -80,19 +80,9 @@ def _eval_phi(phi, a):
 
 
 def _check_covariances(sigma0, sigma1, n=None):
-    s0 = np.asarray(v.float_array("sigma0", sigma0, ndim_min=2), dtype=np.float64)
-    s1 = np.asarray(v.float_array("sigma1", sigma1, ndim_min=2), dtype=np.float64)
-    for name, s in (("sigma0", s0), ("sigma1", s1)):
-        if s.ndim != 2 or s.shape[0] != s.shape[1]:
-            raise ValueError(f"{name} must be a square (n, n) matrix, got shape {s.shape}")
-        if n is not None and s.shape[0] != n:
-            raise ValueError(f"{name} must have shape ({n}, {n}) to match w, got {s.shape}")
-        if not np.all(np.isfinite(s)):
-            raise ValueError(f"{name} must be finite")
-        if not np.allclose(s, s.T, rtol=0, atol=1e-10):
-            raise ValueError(f"{name} must be symmetric")
-    if s0.shape != s1.shape:
-        raise ValueError(f"sigma0 and sigma1 must have equal shapes, got {s0.shape} and {s1.shape}")
+    s0, s1 = v.covariance_pair(("sigma0", "sigma1"), sigma0, sigma1)
+    if n is not None and s0.shape[0] != n:
+        raise ValueError(f"sigma0 and sigma1 must have shape ({n}, {n}) to match w, got {s0.shape}")
     diag = np.diag(s1)
     if not np.allclose(diag, 1.0, rtol=0, atol=1e-8):
         raise ValueError(

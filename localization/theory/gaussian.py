@@ -85,17 +85,7 @@ def radial_constant(marginal: Marginal | None = None) -> float:
 
 
 def _covariances(cov0: ArrayLike, cov1: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    mats = []
-    for name, c in (("cov0", cov0), ("cov1", cov1)):
-        c = np.asarray(v.float_array(name, c, ndim_min=2), dtype=np.float64)
-        if c.ndim != 2 or c.shape[0] != c.shape[1] or c.shape[0] < 2:
-            raise ValueError(f"{name} must be a square (N, N) matrix with N >= 2, got shape {c.shape}")
-        if not np.all(np.isfinite(c)) or not np.allclose(c, c.T, atol=1e-12):
-            raise ValueError(f"{name} must be finite and symmetric")
-        mats.append(c)
-    if mats[0].shape != mats[1].shape:
-        raise ValueError(f"cov0 and cov1 must have equal shapes, got {mats[0].shape} and {mats[1].shape}")
-    return mats[0], mats[1]
+    return v.covariance_pair(("cov0", "cov1"), cov0, cov1)
 
 
 def _weights(w: ArrayLike, cov: np.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:

@@ -88,18 +88,8 @@ def circulant_spectra(sigma0: ArrayLike, sigma1: ArrayLike, *, atol: float = 1e-
     Raises ``ValueError`` unless both are square, of equal size N ≥ 2, and circulant (off-diagonal
     entries of :math:`Q^\\top\\Sigma Q` at most ``atol`` times the largest eigenvalue).
     """
-    mats = {}
-    for name, s in (("sigma0", sigma0), ("sigma1", sigma1)):
-        s = np.asarray(v.float_array(name, s, ndim_min=2), dtype=np.float64)
-        if s.ndim != 2 or s.shape[0] != s.shape[1] or s.shape[0] < 2:
-            raise ValueError(f"{name} must be a square (N, N) matrix with N >= 2, got shape {s.shape}")
-        if not np.all(np.isfinite(s)):
-            raise ValueError(f"{name} must be finite")
-        mats[name] = s
-    if mats["sigma0"].shape != mats["sigma1"].shape:
-        raise ValueError(
-            f"sigma0 and sigma1 must have equal shapes, got {mats['sigma0'].shape} and {mats['sigma1'].shape}"
-        )
+    names = ("sigma0", "sigma1")
+    mats = dict(zip(names, v.covariance_pair(names, sigma0, sigma1, symmetric=False), strict=True))
     atol = v.positive("atol", atol)
     basis, freq = real_fourier_basis(mats["sigma1"].shape[0])
     lams = []
