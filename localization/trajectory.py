@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+import jax
 import numpy as np
 
 from localization import validation as v
@@ -37,6 +38,15 @@ class Trajectory(NamedTuple):
     steps: Any
     weights: Any
     loss: Any = None
+
+    def select(self, index: Any) -> Trajectory:
+        """The trajectory at ``index`` of the leading axes (e.g. one task of a sweep, one
+        initialisation): ``weights`` and ``loss`` indexed in front, ``times`` and ``steps`` shared."""
+
+        def pick(tree: Any) -> Any:
+            return None if tree is None else jax.tree_util.tree_map(lambda leaf: leaf[index], tree)
+
+        return Trajectory(self.times, self.steps, pick(self.weights), pick(self.loss))
 
 
 def checkpoint_steps(checkpoints: int | Sequence[int] | np.ndarray, steps: int) -> np.ndarray:

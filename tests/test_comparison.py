@@ -103,6 +103,39 @@ def test_flow_sweep_validation():
         cmp.flow_sweep([data.family_task("NLGP", 1.0), object()], w0, lr=0.1, steps=2)
 
 
+def test_comparison_sweep_matches_one_comparison_per_task():
+    # One vmapped SGD run over the tasks must follow each task's own run on the same data stream, and
+    # the flows must be the per-task flows (float32 SGD: agreement to rounding, not bit for bit).
+    tasks = [data.family_task("NLGP", g, xi=(1.0, 3.0)) for g in (1.0, 10.0)]
+    w0 = models.init_weights(jax.random.key(5), N, num=2)
+    key = jax.random.key(3)
+    settings = dict(lr=0.1, batch=200, steps=30, checkpoints=4, balanced=True)
+    sweep = cmp.comparison_sweep(key, tasks, w0, **settings)
+    assert sweep.sgd.weights.shape == sweep.flow.weights.shape == (2, 2, 4, N)
+    assert sweep.sigma0.shape == sweep.sigma1.shape == (2, N, N) and sweep.taylor is None
+    for p, task in enumerate(tasks):
+        one = cmp.compare_flow_and_sgd(key, task, w0, taylor=False, **settings)
+        picked = sweep.select(p)
+        assert picked.sgd.weights.shape == picked.flow.weights.shape == (2, 4, N)
+        assert np.array_equal(np.asarray(picked.sgd.weights), np.asarray(sweep.sgd.weights[p]))
+        scale = np.max(np.abs(np.asarray(one.sgd.weights)))
+        assert np.max(np.abs(np.asarray(sweep.sgd.weights[p]) - np.asarray(one.sgd.weights))) < 1e-5 * scale
+        assert np.allclose(np.asarray(sweep.flow.weights[p]), np.asarray(one.flow.weights), rtol=0, atol=1e-13)
+        assert np.array_equal(sweep.sigma1[p], one.sigma1)
+        assert np.array_equal(np.asarray(sweep.sgd.times), np.asarray(one.flow.times))
+
+
+def test_comparison_sweep_validation():
+    key, w0 = jax.random.key(0), np.ones(N)
+    task = data.family_task("NLGP", 1.0)
+    with pytest.raises(TypeError, match="tasks must be a non-empty sequence"):
+        cmp.comparison_sweep(key, [], w0, lr=0.1, batch=4, steps=2)
+    with pytest.raises(TypeError, match=r"tasks\[1\] must be a data.LengthscaleTask"):
+        cmp.comparison_sweep(key, [task, object()], w0, lr=0.1, batch=4, steps=2)
+    with pytest.raises(ValueError, match="last axis of length n = 30"):
+        cmp.comparison_sweep(key, [task], w0, lr=0.1, batch=4, steps=2, n=30)
+
+
 # -------------------------------------------------------------------------------------------------
 # the tabulated amplifier inside the experiment
 # -------------------------------------------------------------------------------------------------
