@@ -36,6 +36,8 @@ from localization.data.base import is_traced
 __all__ = [
     "ipr",
     "peak_position",
+    "frequency_power",
+    "dominant_frequency",
     "circular_distance",
     "PeakAgreement",
     "peak_agreement",
@@ -123,6 +125,42 @@ def peak_position(w: ArrayLike, *, signed: bool = False) -> jax.Array:
     if not isinstance(signed, bool):
         raise TypeError(f"signed must be a bool, got {signed!r}")
     return jnp.argmax(w if signed else jnp.abs(w), axis=-1)
+
+
+def frequency_power(w: ArrayLike) -> np.ndarray:
+    r"""Fraction of :math:`\lVert w\rVert^2` at each frequency k = 0, …, ⌊N/2⌋ of the ring.
+
+    A frequency 0 < k < N/2 has a cosine and a sine in the real Fourier basis
+    (``data.real_fourier_basis``); the pair is counted together, so the result does not depend on the
+    phase. By Parseval, :math:`\sum_k |\hat w_k|^2 c_k = N\lVert w\rVert^2` with :math:`c_k = 2` for a
+    pair and 1 otherwise; the fractions sum to 1.
+
+    Parameters
+    ----------
+    w : (..., N) concrete weights, N ≥ 2, no vector all zero.
+
+    Returns
+    -------
+    (..., ⌊N/2⌋ + 1) float64 fractions.
+    """
+    w = np.asarray(_weights("w", w), dtype=np.float64)
+    n = w.shape[-1]
+    if n < 2:
+        raise ValueError(f"w must have at least 2 entries along the last axis, got shape {w.shape}")
+    if not np.all(np.isfinite(w)):
+        raise ValueError("w must be finite for frequency_power (got inf or NaN entries)")
+    total = np.sum(w * w, axis=-1, keepdims=True)
+    if np.any(total == 0):
+        raise ValueError("frequency_power is undefined for the zero vector (valid input: a non-zero entry per vector)")
+    power = np.abs(np.fft.rfft(w, axis=-1)) ** 2
+    power[..., 1 : (n + 1) // 2] *= 2  # cosine and sine of one frequency (not k = 0, nor k = N/2)
+    return power / (n * total)
+
+
+def dominant_frequency(w: ArrayLike) -> np.ndarray:
+    """The frequency k in 0, …, ⌊N/2⌋ holding the largest share of ‖w‖² (:func:`frequency_power`);
+    ties resolve to the lower frequency. (...) int64 for ``w`` (..., N)."""
+    return np.argmax(frequency_power(w), axis=-1)
 
 
 def circular_distance(i: ArrayLike, j: ArrayLike, n: int) -> jax.Array:

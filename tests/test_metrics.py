@@ -408,3 +408,35 @@ def test_mean_and_se_validation():
         metrics.mean_and_se(np.ones(3), ddof=-1)
     with pytest.raises(TypeError, match="ddof must be an integer"):
         metrics.mean_and_se(np.ones(3), ddof=1.0)
+
+
+def test_frequency_power_of_pure_modes_and_parseval():
+    n = 12
+    i = np.arange(n)
+    rng = np.random.default_rng(0)
+    for k in range(n // 2 + 1):
+        phase = rng.uniform(0, 2 * np.pi)
+        w = np.cos(2 * np.pi * k * i / n + (0 if k in (0, n // 2) else phase))
+        p = metrics.frequency_power(w)
+        assert p.shape == (n // 2 + 1,)
+        assert abs(p[k] - 1) < 1e-12 and np.all(np.abs(np.delete(p, k)) < 1e-12), k
+        assert metrics.dominant_frequency(w) == k
+    w = rng.normal(size=(3, 2, 7))  # odd N: no Nyquist term
+    p = metrics.frequency_power(w)
+    assert p.shape == (3, 2, 4) and np.allclose(p.sum(axis=-1), 1, atol=1e-12)
+    # a mixture: weights 0.6 and 0.8 on the constant and the k = 2 pair give shares 0.36 and 0.64
+    mix = 0.6 / np.sqrt(n) + 0.8 * np.sqrt(2 / n) * np.sin(2 * np.pi * 2 * i / n + 0.3)
+    p = metrics.frequency_power(mix)
+    assert abs(p[0] - 0.36) < 1e-12 and abs(p[2] - 0.64) < 1e-12
+    assert metrics.dominant_frequency(mix) == 2
+
+
+def test_frequency_power_bad_inputs():
+    with pytest.raises(ValueError, match="zero vector"):
+        metrics.frequency_power(np.zeros(8))
+    with pytest.raises(ValueError, match="finite"):
+        metrics.frequency_power(np.array([1.0, np.inf, 0.0]))
+    with pytest.raises(ValueError, match="at least 2 entries"):
+        metrics.frequency_power(np.ones(1))
+    with pytest.raises(TypeError, match="w must be an array"):
+        metrics.dominant_frequency("cosine")
