@@ -16,6 +16,7 @@ One concept per module:
 ``data.pulse``                the single binary pulse of notes 001
 ``data.clone``                the Gaussian clone of any model (same covariance, Gaussian marginals)
 ``data.task``                 the two-class length-scale task and the named families
+``data.covariance_task``      two Gaussian classes with any given covariances (the exact Gaussian flow)
 ============================  =====================================================================
 
 Every model is sign-symmetric (S3), translation-invariant on the periodic index set (S2) and has unit
@@ -33,6 +34,7 @@ cost is dominated by the random bits and the normal transform; see ``benchmarks/
 from localization.data.base import DataModel
 from localization.data.clone import GaussianClone
 from localization.data.copula import NLGP, CopulaModel, Gaussian, Kur, RootedKur, copula_covariance
+from localization.data.covariance_task import CovarianceTask
 from localization.data.elliptical import (
     EllipseSurface,
     EllipticalModel,
@@ -85,6 +87,7 @@ __all__ = [
     "GaussianClone",
     # the task
     "LengthscaleTask",
+    "CovarianceTask",
     "FAMILIES",
     "family_task",
     # the latent covariance

@@ -176,7 +176,7 @@ def init_neurons(key: jax.Array, inits: int, n: int, init_scale: float = 1e-3, d
 
 
 def _excess_kurtosis(task) -> float:
-    return float(task.model1.marginal.excess_kurtosis)
+    return float(task.marginals[1].excess_kurtosis)
 
 
 def ipr_sweep(
@@ -206,7 +206,8 @@ def ipr_sweep(
     Parameters
     ----------
     key : JAX PRNG key; split into an initialisation key and a data key.
-    tasks : sequence of P ``data.LengthscaleTask``-like pytrees with numeric leaves.
+    tasks : sequence of P tasks with numeric leaves and ``marginals`` (``data.LengthscaleTask``,
+        ``data.CovarianceTask``).
     params : optional (P,) family parameter values, stored in the result (NaN if omitted).
     n, inits, init_scale, lr, batch, steps, checkpoints, balanced, dtype : as in
         :func:`localization.train.train_sweep` / :class:`Fig5Settings`.

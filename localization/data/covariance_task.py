@@ -1,0 +1,121 @@
+"""Two zero-mean Gaussian classes with any given covariance matrices.
+
+:class:`CovarianceTask` is the task of the exact Gaussian flow (``theory.gaussian.flow(w, cov0,
+cov1)``): y ~ Bernoulli(1/2), X | y ~ N(0, Σ_y). Unlike :class:`localization.data.LengthscaleTask`
+it takes the covariances themselves, in either order of length-scale (ξ₀ > ξ₁ included), and they
+are pytree *leaves*: tasks with different covariances of one size train in one vmapped
+``train.train_sweep`` call, compiled once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from localization import validation as V
+from localization.data.base import sample_arguments
+from localization.data.marginals import GaussianMarginal, Marginal
+from localization.data.spectral import covariance
+from localization.pytree import pytree_dataclass
+
+__all__ = ["CovarianceTask"]
+
+#: Eigenvalues of a covariance down to -PSD_TOLERANCE × (largest eigenvalue) are rounding and set to 0.
+PSD_TOLERANCE = 1e-10
+
+
+def _symmetric_root(name: str, cov: np.ndarray) -> np.ndarray:
+    """R with R Rᵀ = cov (the symmetric square root); raises if cov is not positive semi-definite."""
+    lam, vec = np.linalg.eigh(cov)
+    if lam.min() < -PSD_TOLERANCE * max(lam.max(), 0.0) or lam.max() <= 0:
+        raise ValueError(
+            f"{name} must be positive semi-definite and non-zero, got smallest eigenvalue {lam.min():.3g} "
+            f"(largest {lam.max():.3g})"
+        )
+    return (vec * np.sqrt(np.clip(lam, 0.0, None))) @ vec.T
+
+
+@pytree_dataclass(eq=False)
+class CovarianceTask:
+    """y ~ Bernoulli(1/2), X | y ~ N(0, Σ_y) on N sites (notes 001 §2; the Gaussian case of paper
+    Eq. (1) with arbitrary class covariances).
+
+    Parameters
+    ----------
+    cov0, cov1 : (N, N) symmetric positive semi-definite covariances of class y = 0 and y = 1.
+
+    ``root0``, ``root1`` (N, N) are their symmetric square roots, computed on construction; a sample
+    is X = R_y Z with Z standard normal.
+    """
+
+    cov0: Any
+    cov1: Any
+    root0: Any = None
+    root1: Any = None
+
+    def __post_init__(self):
+        cov0, cov1 = V.covariance_pair(("cov0", "cov1"), self.cov0, self.cov1)
+        object.__setattr__(self, "cov0", cov0)
+        object.__setattr__(self, "cov1", cov1)
+        object.__setattr__(self, "root0", _symmetric_root("cov0", cov0))
+        object.__setattr__(self, "root1", _symmetric_root("cov1", cov1))
+
+    @property
+    def size(self) -> int:
+        """N, the input size the task is defined on."""
+        return int(np.shape(self.cov0)[-1])
+
+    def _arguments(self, key: Any, num: Any, n: Any, dtype: Any) -> tuple[Any, int, Any]:
+        key, num, shape, dtype = sample_arguments(key, num, n, dtype)
+        if shape != (self.size,):
+            raise ValueError(f"n must be the covariances' size N = {self.size}, got {n!r}")
+        return key, num, dtype
+
+    def sample(self, key: Any, num: int, n: int, dtype: Any = jnp.float64) -> tuple[jax.Array, jax.Array]:
+        """(x (num, N), y (num,)): y ~ Bernoulli(1/2) i.i.d., x = R_y z."""
+        key, num, dtype = self._arguments(key, num, n, dtype)
+        ky, kz = jax.random.split(key)
+        y = jax.random.bernoulli(ky, 0.5, (num,))
+        z = jax.random.normal(kz, (num, self.size), dtype)
+        roots = [jnp.asarray(r, dtype) for r in (self.root0, self.root1)]
+        x = jnp.where(y[:, None], z @ roots[1].T, z @ roots[0].T)
+        return x, y.astype(dtype)
+
+    def sample_balanced(self, key: Any, num: int, n: int, dtype: Any = jnp.float64) -> tuple[jax.Array, jax.Array]:
+        """(x (num, N), y (num,)): ``num // 2`` examples of class 0 first, then the rest of class 1."""
+        key, num, dtype = self._arguments(key, num, n, dtype)
+        if num < 2:
+            raise ValueError(f"num must be >= 2 for a balanced batch (one example per class at least), got {num}")
+        half = num // 2
+        z = jax.random.normal(key, (num, self.size), dtype)
+        x = jnp.concatenate([z[:half] @ jnp.asarray(self.root0, dtype).T, z[half:] @ jnp.asarray(self.root1, dtype).T])
+        y = jnp.concatenate([jnp.zeros((half,), dtype), jnp.ones((num - half,), dtype)])
+        return x, y
+
+    def covariances(self, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(Σ₀, Σ₁) as float64 arrays; ``n``, if given, must be N."""
+        if n is not None and V.shape("n", n) != (self.size,):
+            raise ValueError(f"n must be the covariances' size N = {self.size}, got {n!r}")
+        return np.asarray(self.cov0, np.float64), np.asarray(self.cov1, np.float64)
+
+    @property
+    def marginals(self) -> tuple[Marginal, Marginal]:
+        """The law of one coordinate in each class: standard normal (requires unit diagonals)."""
+        for name in ("cov0", "cov1"):
+            diag = np.diag(np.asarray(getattr(self, name)))
+            if not np.allclose(diag, 1.0, rtol=0, atol=1e-8):
+                raise ValueError(
+                    f"the coordinates of class {name[-1]} have variances in [{diag.min():.6g}, {diag.max():.6g}], "
+                    "not all 1: no single standard marginal describes them"
+                )
+        return GaussianMarginal(), GaussianMarginal()
+
+    @classmethod
+    def of_lengthscales(cls, xi0: float, xi1: float, n: int) -> CovarianceTask:
+        """Gaussian classes with the book's kernel covariances ``data.covariance(xi0, n)`` and
+        ``data.covariance(xi1, n)``, in either order."""
+
+        return cls(covariance(xi0, n), covariance(xi1, n))
