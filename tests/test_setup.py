@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -210,21 +211,29 @@ def test_script_on_a_bare_path(tmp_path):
 # --- make lab ---------------------------------------------------------------------------------
 
 
-def _make(*args, env=None, timeout=120, user=None):
+def _make(*args, env=None, timeout=120):
     cmd = ["make", "--no-print-directory", *args]
-    if user:
-        cmd = ["runuser", "-u", user, "--", *cmd]
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def test_lab_passes_allow_root_only_as_root():
     as_me = _make("-n", "lab")
     assert as_me.returncode == 0, as_me.stderr
+    assert "jupyter lab book/" in as_me.stdout
     assert ("--allow-root" in as_me.stdout) is (os.geteuid() == 0)
     if os.geteuid() == 0 and shutil.which("runuser"):
-        as_nobody = _make("-n", "lab", user="nobody")
-        assert as_nobody.returncode == 0, as_nobody.stderr
-        assert "jupyter lab book/" in as_nobody.stdout and "--allow-root" not in as_nobody.stdout
+        # The same Makefile evaluated by an unprivileged user, in a folder that user can read (the
+        # checkout itself may sit under a private directory).
+        with tempfile.TemporaryDirectory() as folder:
+            os.chmod(folder, 0o755)
+            shutil.copy(ROOT / "Makefile", folder)
+            show = ["make", "-s", "--eval", "show-flag: ; @echo [$(ALLOW_ROOT)]", "show-flag"]
+            runs = {
+                user: subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=60)
+                for user, cmd in (("root", show), ("nobody", ["runuser", "-u", "nobody", "--", *show]))
+            }
+        assert runs["root"].stdout.strip() == "[--allow-root]", runs["root"].stderr
+        assert runs["nobody"].stdout.strip() == "[]", runs["nobody"].stderr
 
 
 def _free_port():

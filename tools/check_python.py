@@ -5,7 +5,9 @@ is installed, and again with ``.venv``'s own interpreter (a ``.venv`` left by an
 supported versions are those the lock (``constraints.txt``) installs on, measured by resolving it
 with each interpreter (``pip install --dry-run -r requirements.txt -c constraints.txt``):
 
-- 3.11.5 and later 3.11 releases, 3.12, 3.13: the lock installs (3.11.7, 3.12.1, 3.13.0 tried).
+- 3.11.5 and later 3.11 releases, 3.12, 3.13: the lock installs (3.11.7, 3.12.1, 3.13.0 tried; on
+  3.12 and 3.13 the package itself is built in pip's isolated build environment, since the locked
+  setuptools 65.5.0 fails to import there: ``pkgutil.ImpImporter`` is gone).
 - 3.11.0-3.11.4: soupsieve 4.1.3 requires Python >= 3.11.5 (Debian 12's python3.11 is 3.11.2).
 - 3.10 and older: numpy 2.4, scipy 1.17, jax 0.10 and matplotlib 3.11 require Python >= 3.11.
 - 3.14 and newer: not tried; pyzmq 26.2.1 (held back on purpose, see requirements.txt) publishes no

@@ -25,6 +25,7 @@ TARGET = ROOT / "_assets" / "mathjax"
 MANIFEST = TARGET / "MANIFEST.json"
 PACKAGE_JSON = ROOT / "offline" / "package.json"
 SOURCE = ROOT / "offline" / "node_modules" / "mathjax"
+STALE = ROOT / "_assets" / "vendor"
 # es5/tex-svg.js is the combined component (TeX input, SVG output, menu); the extensions are the
 # ones its autoload and \require can fetch (all-packages.js, the 215 kB bundle of them all, is not).
 EXCLUDED_EXTENSIONS = ("all-packages.js",)
@@ -93,6 +94,8 @@ def main(argv: list[str]) -> int:
         if problems:
             print("offline assets: restore them with `git checkout -- _assets/mathjax`", file=sys.stderr)
             return 1
+        if STALE.exists():  # left by the former npm route; Sphinx would copy it into every build
+            print(f"offline assets: {STALE} is no longer used (remove it: rm -rf _assets/vendor)", file=sys.stderr)
         return 0
     if argv == ["--update"]:
         if not SOURCE.is_dir():
