@@ -15,7 +15,8 @@ and what the reader gets depends on where the chapter runs (environment variable
 * ``"frames"`` (``make book``): every applicable combination of the controls' stops is drawn at
   build time by the same ``figure`` call and embedded in the page, with a few lines of JavaScript
   that swap the picture as the reader moves a control: no kernel, no network. Controls are lists
-  of stops for that reason, and the label shown is the value used.
+  of stops for that reason, and the label shown is the value used. The kernel makes each figure; a
+  worker process draws it (:data:`WORKERS_ENV`), so making and drawing overlap on two cores.
 * anything else (``"1"``: nbval and the references): nothing is drawn and no widget is created
   (nbclient's emulation of the output widget can hang a batch execution, jupyter/nbclient#312, seen
   four times in this project; and a created widget would be saved into the notebook).
@@ -27,14 +28,17 @@ keeps its default stop, so the static grid holds one frame per *applicable* comb
 
 from __future__ import annotations
 
+import atexit
 import base64
 import html
 import io
 import itertools
 import json
 import os
+import pickle
 import re
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +46,7 @@ from typing import Any
 __all__ = [
     "STATIC_WIDGETS_ENV",
     "FRAMES_LOG_ENV",
+    "WORKERS_ENV",
     "MAX_FRAMES",
     "Control",
     "Slider",
@@ -59,6 +64,12 @@ STATIC_WIDGETS_ENV = "LOCALIZATION_STATIC_WIDGETS"
 #: Environment variable: a file to which each static explorer appends one JSON line (name, number of
 #: frames, seconds, bytes) when it is built, so that the book build can report what explorers cost.
 FRAMES_LOG_ENV = "LOCALIZATION_EXPLORER_LOG"
+
+#: Environment variable: how many processes draw frames beside the kernel (default 1 on a machine with
+#: at least 2 CPUs, else 0; "0" draws in the kernel). The figure calls stay in the kernel, which holds
+#: the chapter's state; a worker rasterises the pickled figure. Drawing (layout, ticks, text) costs
+#: more than making a figure, so the kernel makes the next figure while a worker draws the last one.
+WORKERS_ENV = "LOCALIZATION_EXPLORER_WORKERS"
 
 #: Most frames one explorer may embed: a page must stay light (each frame is a PNG of ~10–40 kB).
 MAX_FRAMES = 64
@@ -188,6 +199,41 @@ def _png(fig: Any) -> bytes:
     return out.getvalue()
 
 
+def _worker_count() -> int:
+    raw = os.environ.get(WORKERS_ENV, "").strip()
+    if not raw:
+        return 1 if (os.cpu_count() or 1) >= 2 else 0
+    if not raw.isdigit():
+        raise ValueError(f"{WORKERS_ENV} must be a non-negative integer, got {raw!r}")
+    return int(raw)
+
+
+_pools: dict[int, Any] = {}
+
+
+def _raster_pool(workers: int) -> Any:
+    """This kernel's pool of ``workers`` drawing processes (spawned once, shut down at exit)."""
+    if workers not in _pools:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        _pools[workers] = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+        atexit.register(_pools[workers].shutdown)
+    return _pools[workers]
+
+
+def _rasterise(figure_pickle: bytes, rc: dict) -> tuple[bytes, float]:
+    """In a worker: the pickled figure as :func:`_png` bytes, drawn under the kernel's rcParams (tick
+    labels are made at draw time, from rcParams). Returns (PNG, CPU seconds spent)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    cpu = time.process_time()
+    with matplotlib.rc_context(rc):
+        png = _png(pickle.loads(figure_pickle))
+    return png, time.process_time() - cpu
+
+
 def render_frames(
     figure: Callable[..., Any],
     controls: Mapping[str, Control],
@@ -199,6 +245,14 @@ def render_frames(
     Returns {frame key: PNG data URI}; the key is the stop indices joined by "-". ``figure`` must
     return a Matplotlib figure, which is closed after it is encoded.
     """
+    return _render(figure, controls, when, fixed)[0]
+
+
+def _render(figure, controls, when, fixed=None) -> tuple[dict[str, str], float]:
+    """:func:`render_frames`, drawing in worker processes (:data:`WORKERS_ENV`); also returns the CPU
+    seconds the workers spent. If the workers cannot start (e.g. a script without a ``__main__``
+    guard), every frame is drawn in this process instead, with a warning."""
+    import matplotlib
     import matplotlib.pyplot as plt
 
     grid = list(frame_grid(controls, when))
@@ -208,15 +262,42 @@ def render_frames(
             f"or restrict controls with `when`"
         )
     names = list(controls)
-    frames = {}
+    workers = _worker_count()
+    rc = {k: v for k, v in matplotlib.rcParams.items() if k != "backend"}
+    failures = []
+
+    def fall_back(error):  # the workers cannot draw (e.g. a script without a __main__ guard): draw here
+        if not failures:
+            warnings.warn(f"explorer frames drawn in the kernel: the drawing worker failed ({error!r})", stacklevel=4)
+        failures.append(error)
+
+    pending = {}
     for stops in grid:
         values = {n: controls[n].values[i] for n, i in zip(names, stops, strict=True)}
         fig = figure(**(fixed or {}), **values)
         if not hasattr(fig, "savefig"):
             raise TypeError(f"figure must return a Matplotlib figure, got {type(fig).__name__} for {values}")
-        frames["-".join(map(str, stops))] = "data:image/png;base64," + base64.b64encode(_png(fig)).decode()
+        data, job = pickle.dumps(fig), None
+        if workers and not failures:
+            try:
+                job = _raster_pool(workers).submit(_rasterise, data, rc)
+            except Exception as error:
+                fall_back(error)
+        pending["-".join(map(str, stops))] = (data, job)
         plt.close(fig)
-    return frames
+    frames, worker_cpu = {}, 0.0
+    for key, (data, job) in pending.items():
+        png = None
+        if job is not None and not failures:
+            try:
+                png, cpu = job.result()
+                worker_cpu += cpu
+            except Exception as error:
+                fall_back(error)
+        if png is None:
+            png = _png(pickle.loads(data))
+        frames[key] = "data:image/png;base64," + base64.b64encode(png).decode()
+    return frames, worker_cpu
 
 
 _SCRIPT = """
@@ -351,7 +432,7 @@ def explore(figure: Callable[..., Any], /, *, when: Mapping[str, Mapping[str, An
 
     if mode == "frames":
         start, cpu = time.perf_counter(), time.process_time()
-        frames = render_frames(figure, controls, checked, fixed)
+        frames, worker_cpu = _render(figure, controls, checked, fixed)
         ident = f"loc-explorer-{re.sub(r'[^A-Za-z0-9_-]', '', name)}-{next(_counter)}"
         page = _static_html(ident, name, controls, checked, frames)
         log = os.environ.get(FRAMES_LOG_ENV)
@@ -361,7 +442,8 @@ def explore(figure: Callable[..., Any], /, *, when: Mapping[str, Mapping[str, An
                 "name": name,
                 "frames": len(frames),
                 "seconds": time.perf_counter() - start,
-                "cpu_seconds": time.process_time() - cpu,
+                "cpu_seconds": time.process_time() - cpu + worker_cpu,
+                "workers": _worker_count(),
                 "bytes": len(page),
             }
             with open(log, "a", encoding="utf-8") as f:

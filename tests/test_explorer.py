@@ -124,3 +124,33 @@ def test_the_build_log_is_summed(tmp_path, monkeypatch):
     summary = explorer.summarize_log(str(log))
     assert "total: 14 frames" in summary
     assert "none built" in explorer.summarize_log(str(tmp_path / "missing.jsonl"))
+
+
+def test_frames_drawn_by_a_worker_are_the_frames_drawn_in_the_kernel(monkeypatch):
+    # A worker process draws the pickled figure under the kernel's rcParams: the same PNG bytes. A
+    # local rcParams change (a font size) must reach the worker, or the bytes would differ.
+    monkeypatch.delenv(explorer.FRAMES_LOG_ENV, raising=False)
+    frames = {}
+    with matplotlib.rc_context({"font.size": 7.0, "lines.linewidth": 3.0}):
+        for workers in ("0", "1"):
+            monkeypatch.setenv(explorer.WORKERS_ENV, workers)
+            frames[workers] = explorer.render_frames(_figure([]), _controls(), WHEN)
+    assert len(frames["0"]) == 7 and frames["0"] == frames["1"]
+    plain = explorer.render_frames(_figure([]), _controls(), WHEN)  # default rcParams: other pictures
+    assert plain.keys() == frames["0"].keys() and plain != frames["0"]
+
+
+def test_a_failing_worker_falls_back_to_the_kernel_with_a_warning(monkeypatch):
+    class Broken:
+        def submit(self, *args):
+            raise RuntimeError("no process can start here")
+
+    monkeypatch.setenv(explorer.WORKERS_ENV, "0")
+    here = explorer.render_frames(_figure([]), _controls(), WHEN)
+    monkeypatch.setenv(explorer.WORKERS_ENV, "1")
+    monkeypatch.setattr(explorer, "_raster_pool", lambda workers: Broken())
+    with pytest.warns(UserWarning, match="drawn in the kernel.*no process can start"):
+        assert explorer.render_frames(_figure([]), _controls(), WHEN) == here
+    monkeypatch.setenv(explorer.WORKERS_ENV, "several")
+    with pytest.raises(ValueError, match="LOCALIZATION_EXPLORER_WORKERS must be a non-negative integer"):
+        explorer.render_frames(_figure([]), _controls(), WHEN)
