@@ -111,6 +111,40 @@ def test_check_script_runs_on_every_interpreter_here(python):
         assert "cannot install the pinned environment" in done.stderr
 
 
+def test_make_stops_before_making_a_venv_with_an_unsupported_python(tmp_path):
+    """`make env` with Python 3.10 (this interpreter, reporting itself as 3.10.13) prints the check's
+    message and creates nothing; with a supported version the same wiring goes on to make .venv."""
+    for name in ("Makefile", "requirements.txt", "constraints.txt", "pyproject.toml", "tools/check_python.py"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        shutil.copy(ROOT / name, tmp_path / name)
+
+    def fake_python(version):
+        # Runs the real check with sys.version_info replaced; anything else (e.g. -m venv) fails loudly.
+        code = (
+            "import runpy, sys; "
+            f"sys.version_info = ({version[0]}, {version[1]}, {version[2]}, 'final', 0); "
+            "sys.exit(2) if sys.argv[1:2] != ['tools/check_python.py'] else None; "
+            "sys.argv = sys.argv[1:]; runpy.run_path('tools/check_python.py', run_name='__main__')"
+        )
+        path = tmp_path / f"python{'.'.join(map(str, version))}"
+        path.write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "{code}" "$@"\n')
+        path.chmod(0o755)
+        return path
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
+    old = subprocess.run(
+        ["make", "env", f"PYTHON={fake_python((3, 10, 13))}"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert old.returncode != 0 and "Python 3.10.13" in old.stderr and "make PYTHON=" in old.stderr
+    assert not (tmp_path / ".venv").exists()
+    new = subprocess.run(
+        ["make", "env", f"PYTHON={fake_python((3, 12, 1))}"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    # The check passes, so make goes on to `-m venv`, which the fake refuses with exit status 2.
+    assert new.returncode != 0 and "cannot install" not in new.stderr and "Error 2" in new.stderr, new.stderr
+    assert "Error 1" in old.stderr, old.stderr
+
+
 # --- the browser search -----------------------------------------------------------------------
 
 
