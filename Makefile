@@ -69,7 +69,7 @@ update-offline-assets: env
 	cd offline && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
 	$(PY) tools/vendor_assets.py --update
 
-# Headless Chrome/Chromium for the browser check: found under its usual names ($$CHROME overrides;
+# Headless Chrome/Chromium for the browser check: found under its usual names ($CHROME overrides;
 # macOS app bundles too); installed with apt-get only as root on a Debian-like system; otherwise
 # the check stops with what to install on each platform.
 browser: env
