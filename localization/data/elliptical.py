@@ -18,6 +18,7 @@ import numpy as np
 import scipy.special as sp
 from jax.typing import ArrayLike
 
+from localization import prng
 from localization import validation as V
 from localization.data import spectral
 from localization.data.base import DataModel, concrete, family_parameter
@@ -71,7 +72,7 @@ class StudentT(EllipticalModel):
         k1, k2 = jax.random.split(key)
         z = spectral.correlated_normals(k1, num, shape, self.xi, dtype)
         nu = jnp.asarray(self.nu, dtype)
-        g = jax.random.gamma(k2, nu / 2, (num, 1), dtype)
+        g = prng.gamma(k2, nu / 2, (num, 1), dtype)
         return z * jnp.sqrt((nu - 2.0) / (2.0 * g))
 
 

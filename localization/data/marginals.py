@@ -30,6 +30,7 @@ import numpy as np
 import scipy.special as sp
 from jax.typing import ArrayLike
 
+from localization import prng
 from localization import validation as V
 from localization.data.quadrature import DEFAULT_ORDER, adaptive_quad, symmetric_from_upper
 
@@ -438,5 +439,5 @@ class StudentTMarginal(Marginal):
     def _sample(self, key, num, dtype):
         k1, k2 = jax.random.split(key)
         z = jax.random.normal(k1, (num,), dtype)
-        g = jax.random.gamma(k2, self.nu / 2, (num,), dtype)
+        g = prng.gamma(k2, self.nu / 2, (num,), dtype)
         return z * jnp.sqrt((self.nu - 2.0) / (2.0 * g)).astype(dtype)
