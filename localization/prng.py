@@ -175,16 +175,18 @@ def gamma(key: Any, alpha: Any, shape: Sequence[int], dtype: Any = jnp.float32) 
     key, k_boost = jax.random.split(key)
 
     def propose(state):
-        key, accepted, out = state
+        # One state array: 0 = still proposing. A separate "accepted" mask computed from the same test
+        # can disagree with the value's own select when XLA evaluates the test in two fusions (seen:
+        # accepted elements left at 0, hence infinite Student-t draws), so acceptance is read off the value.
+        key, draws = state
         key, k_x, k_u = jax.random.split(key, 3)
         x = normal(k_x, shape, dtype)
-        u = jax.random.uniform(k_u, shape, dtype, minval=jnp.finfo(dtype).tiny)
+        u = 1 - jax.random.uniform(k_u, shape, dtype)  # in (0, 1]
         v = (1 + c * x) ** 3
         positive = v > 0
         ok = positive & (jnp.log(u) < 0.5 * x * x + d - d * v + d * jnp.log(jnp.where(positive, v, 1)))
-        return key, accepted | ok, jnp.where(ok & ~accepted, d * v, out)
+        return key, jnp.where((draws == 0) & ok, d * v, draws)
 
-    start = (key, jnp.zeros(shape, bool), jnp.zeros(shape, dtype))
-    _, _, draws = jax.lax.while_loop(lambda s: ~jnp.all(s[1]), propose, start)
-    u = jax.random.uniform(k_boost, shape, dtype, minval=jnp.finfo(dtype).tiny)
+    _, draws = jax.lax.while_loop(lambda s: jnp.any(s[1] == 0), propose, (key, jnp.zeros(shape, dtype)))
+    u = 1 - jax.random.uniform(k_boost, shape, dtype)
     return jnp.where(boost, draws * u ** (1 / alpha), draws)
