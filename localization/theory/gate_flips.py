@@ -55,6 +55,7 @@ two differ only on :math:`h = 0`, a null set for inputs with a density).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, NamedTuple
 
 import jax
@@ -63,6 +64,7 @@ import numpy as np
 from jax import lax
 
 from localization import validation as V
+from localization.data.base import DataModel
 from localization.data.task import LengthscaleTask, Task
 from localization.metrics import normalized_distance, peak_position, sample_excess_kurtosis
 from localization.pytree import pytree_dataclass, static_field
@@ -229,6 +231,19 @@ def _scan_checkpoints(x: jax.Array, w: jax.Array):
     return agree, jnp.mean(same.astype(x.dtype), axis=0), kurt
 
 
+@partial(jax.jit, static_argnames=("num", "n", "dtype"))
+def _sample_jit(key: Any, source: Any, num: int, n: int, dtype: Any) -> Any:
+    return source.sample(key, num, n, dtype)
+
+
+def _sample(key: Any, source: Any, num: int, n: int, dtype: Any) -> Any:
+    """``source.sample(key, num, n, dtype)``, compiled as one program when ``source`` is a pytree task or
+    data model (its family parameters are traced, so e.g. every NLGP gain shares one compilation)."""
+    if isinstance(source, (LengthscaleTask, DataModel)):
+        return _sample_jit(key, source, num=num, n=n, dtype=np.dtype(dtype))
+    return source.sample(key, num, n, dtype)
+
+
 def _run_weights(run: Any, checkpoint_axis: int | None) -> tuple[np.ndarray, int]:
     if isinstance(run, Trajectory):
         if checkpoint_axis is not None:
@@ -294,7 +309,7 @@ def gate_flips(key: Any, task: Task, run: Any, *, num: int, checkpoint_axis: int
         arr = arr.astype(np.float64)
     units = arr.shape[1:-1]
     n = arr.shape[-1]
-    x, _ = task.sample(key, num, n, arr.dtype)
+    x, _ = _sample(key, task, num, n, arr.dtype)
     agree, const, kurt = _scan_checkpoints(jnp.asarray(x, arr.dtype), jnp.asarray(arr.reshape(arr.shape[0], -1, n)))
     agree = jnp.moveaxis(agree, 0, -1).reshape(units + (arr.shape[0] - 1,))
     kurt = jnp.moveaxis(kurt, 0, -1).reshape(units + (arr.shape[0],))
@@ -379,7 +394,7 @@ def frozen_gate_field(key: Any, task: LengthscaleTask, weights: Any, *, num: int
         raise ValueError("weights contain a zero vector: its gate is undefined")
     n = w.shape[-1]
     A = single_gate_second_moment(task, n)
-    x = task.model1.sample(key, num, n, jnp.float64)
+    x = _sample(key, task.model1, num, n, np.float64)
     mean, cov = _drive_moments(jnp.asarray(x, jnp.float64), jnp.asarray(w.reshape(-1, n)))
     mean, cov = np.asarray(mean), np.asarray(cov) / num  # covariance of the mean
     Ainv = np.linalg.inv(A)
