@@ -171,3 +171,21 @@ def covariance_pair(
     if mats[0].shape != mats[1].shape:
         raise ValueError(f"{names[0]} and {names[1]} must have equal shapes, got {mats[0].shape} and {mats[1].shape}")
     return mats[0], mats[1]
+
+
+def finite_real_array(name: str, value: Any, valid: str = "") -> np.ndarray:
+    """A concrete real number or array (not bool) as finite float64; ``valid`` (e.g. "-1 <= a <= 1")
+    is appended to the message for non-finite entries."""
+    if isinstance(value, bool) or (hasattr(value, "dtype") and np.asarray(value).dtype == bool):
+        raise TypeError(f"{name} must be a real number or array, got {value!r}")
+    try:
+        arr = np.asarray(value)
+    except Exception:  # e.g. a ragged sequence
+        raise TypeError(f"{name} must be a real number or array, got {type(value).__name__}") from None
+    if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+        raise TypeError(f"{name} must be a real number or array, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if not np.all(np.isfinite(arr)):
+        where = f" (valid range: {valid})" if valid else ""
+        raise ValueError(f"{name} must be finite{where}, got non-finite entries in {value!r}")
+    return arr

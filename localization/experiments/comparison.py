@@ -89,6 +89,24 @@ def _flows(w0, task, n, *, lr, steps, checkpoints, taylor, exact=True, table=409
     return flow, tay, sigma0, sigma1
 
 
+def _check_w0(w0, n):
+    """(w0 as float64 (..., n), n): n defaults to w0's last axis and must match it."""
+    w0 = np.asarray(v.float_array("w0", w0), dtype=np.float64)
+    n = v.integer("n", int(w0.shape[-1]) if n is None else n, minimum=2)
+    if w0.shape[-1] != n:
+        raise ValueError(f"w0 must have last axis of length n = {n}, got shape {w0.shape}")
+    return w0, n
+
+
+def _check_tasks(tasks):
+    if isinstance(tasks, (str, bytes)) or not isinstance(tasks, Sequence) or len(tasks) == 0:
+        raise TypeError(f"tasks must be a non-empty sequence of tasks, got {tasks!r}")
+    for i, task in enumerate(tasks):
+        if not isinstance(task, data.LengthscaleTask):
+            raise TypeError(f"tasks[{i}] must be a data.LengthscaleTask, got {type(task).__name__}")
+    return list(tasks)
+
+
 def compare_flow_and_sgd(
     key: jax.Array,
     task: Any,
@@ -128,12 +146,7 @@ def compare_flow_and_sgd(
     -------
     :class:`Comparison`.
     """
-    w0 = np.asarray(v.float_array("w0", w0), dtype=np.float64)
-    if n is None:
-        n = int(w0.shape[-1])
-    n = v.integer("n", n, minimum=2)
-    if w0.shape[-1] != n:
-        raise ValueError(f"w0 must have last axis of length n = {n}, got shape {w0.shape}")
+    w0, n = _check_w0(w0, n)
     if not isinstance(taylor, bool):
         raise TypeError(f"taylor must be a bool, got {taylor!r}")
     if not isinstance(task, data.LengthscaleTask):
@@ -175,19 +188,13 @@ def flow_sweep(
     ``len(tasks)``; ``taylor=True`` uses the cubic-Taylor φ instead. ``table`` as in
     :func:`compare_flow_and_sgd`.
     """
-    if isinstance(tasks, (str, bytes)) or not hasattr(tasks, "__len__") or len(tasks) == 0:
-        raise TypeError(f"tasks must be a non-empty sequence of tasks, got {tasks!r}")
+    tasks = _check_tasks(tasks)
     if not isinstance(taylor, bool):
         raise TypeError(f"taylor must be a bool, got {taylor!r}")
     table = _check_table(table)
-    w0 = np.asarray(v.float_array("w0", w0), dtype=np.float64)
-    if n is None:
-        n = int(w0.shape[-1])
-    n = v.integer("n", n, minimum=2)
+    w0, n = _check_w0(w0, n)
     runs = []
-    for i, task in enumerate(tasks):
-        if not isinstance(task, data.LengthscaleTask):
-            raise TypeError(f"tasks[{i}] must be a data.LengthscaleTask, got {type(task).__name__}")
+    for task in tasks:
         flow, tay, _, _ = _flows(
             w0, task, n, lr=lr, steps=steps, checkpoints=checkpoints, taylor=taylor, exact=not taylor, table=table
         )
@@ -217,19 +224,12 @@ def comparison_sweep(
     of one SGD run per task. Returns a :class:`Comparison` whose ``sgd`` and ``flow`` weights are
     (P, ..., C, n), ``taylor`` None, and ``sigma0``, ``sigma1`` (P, n, n), P = ``len(tasks)``.
     """
-    if isinstance(tasks, (str, bytes)) or not isinstance(tasks, Sequence) or len(tasks) == 0:
-        raise TypeError(f"tasks must be a non-empty sequence of tasks, got {tasks!r}")
-    for i, task in enumerate(tasks):
-        if not isinstance(task, data.LengthscaleTask):
-            raise TypeError(f"tasks[{i}] must be a data.LengthscaleTask, got {type(task).__name__}")
-    w0 = np.asarray(v.float_array("w0", w0), dtype=np.float64)
-    n = v.integer("n", int(w0.shape[-1]) if n is None else n, minimum=2)
-    if w0.shape[-1] != n:
-        raise ValueError(f"w0 must have last axis of length n = {n}, got shape {w0.shape}")
+    tasks = _check_tasks(tasks)
+    w0, n = _check_w0(w0, n)
     flow = flow_sweep(tasks, w0, lr=lr, steps=steps, checkpoints=checkpoints, n=n, table=table)
     sgd = train.train_sweep(
         key,
-        list(tasks),
+        tasks,
         w0,
         lr=lr,
         batch=batch,

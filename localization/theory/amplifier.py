@@ -99,17 +99,7 @@ def _check_a(a):
     """Validate a concrete input of φ: finite, |a| <= 1. Traced inputs pass through unchanged."""
     if isinstance(a, jax.core.Tracer):
         return jnp.asarray(a, dtype=jnp.float64)
-    if isinstance(a, bool) or (hasattr(a, "dtype") and a.dtype == bool):
-        raise TypeError(f"a must be a real number or array, got {a!r} of type {type(a).__name__}")
-    try:
-        arr = np.asarray(a)
-    except Exception:  # pragma: no cover - defensive
-        raise TypeError(f"a must be a real number or array, got {type(a).__name__}") from None
-    if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
-        raise TypeError(f"a must be a real number or array, got dtype {arr.dtype}")
-    arr = arr.astype(np.float64)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"a must be finite (valid range: -1 <= a <= 1), got non-finite entries in {a!r}")
+    arr = v.finite_real_array("a", a, valid="-1 <= a <= 1")
     worst = float(np.max(np.abs(arr))) if arr.size else 0.0
     if worst > 1.0:
         raise ValueError(

@@ -55,21 +55,6 @@ __all__ = [
 ]
 
 
-def _real_array(name: str, value: Any) -> np.ndarray:
-    if isinstance(value, bool) or (hasattr(value, "dtype") and np.asarray(value).dtype == bool):
-        raise TypeError(f"{name} must be a real number or array, got {value!r}")
-    try:
-        arr = np.asarray(value)
-    except Exception:  # pragma: no cover - defensive
-        raise TypeError(f"{name} must be a real number or array, got {type(value).__name__}") from None
-    if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
-        raise TypeError(f"{name} must be a real number or array, got dtype {arr.dtype}")
-    arr = arr.astype(np.float64)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got non-finite entries in {value!r}")
-    return arr
-
-
 def gate_correlation(gain: Any, r: Any) -> np.ndarray:
     r""":math:`\mathbb E[\mathbb 1(Z_i>0)\operatorname{erf}(gZ_j)]` for standard normals with correlation ``r``.
 
@@ -77,8 +62,8 @@ def gate_correlation(gain: Any, r: Any) -> np.ndarray:
     notes 001 Eq. (72) has :math:`2/\sqrt\pi` for :math:`1/\pi`). ``gain`` (> 0, finite) and ``r``
     (in [-1, 1]) broadcast NumPy-style; returns float64 (a 0-d array for scalar inputs).
     """
-    g = _real_array("gain", gain)
-    r = _real_array("r", r)
+    g = V.finite_real_array("gain", gain)
+    r = V.finite_real_array("r", r)
     if np.any(g <= 0):
         raise ValueError(f"gain must be positive (valid range: 0 < gain < inf), got {gain!r}")
     if np.any(np.abs(r) > 1):
