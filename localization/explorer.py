@@ -16,7 +16,7 @@ and what the reader gets depends on where the chapter runs (environment variable
   build time by the same ``figure`` call and embedded in the page, with a few lines of JavaScript
   that swap the picture as the reader moves a control: no kernel, no network. Controls are lists
   of stops for that reason, and the label shown is the value used. The kernel makes each figure; a
-  worker process draws it (:data:`WORKERS_ENV`), so making and drawing overlap on two cores.
+  worker process draws it (:mod:`localization.rasterise`), so making and drawing overlap on two cores.
 * anything else (``"1"``: nbval and the references): nothing is drawn and no widget is created
   (nbclient's emulation of the output widget can hang a batch execution, jupyter/nbclient#312, seen
   four times in this project; and a created widget would be saved into the notebook).
@@ -28,25 +28,22 @@ keeps its default stop, so the static grid holds one frame per *applicable* comb
 
 from __future__ import annotations
 
-import atexit
 import base64
 import html
-import io
 import itertools
 import json
 import os
-import pickle
 import re
 import time
-import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from localization import rasterise
+
 __all__ = [
     "STATIC_WIDGETS_ENV",
     "FRAMES_LOG_ENV",
-    "WORKERS_ENV",
     "MAX_FRAMES",
     "Control",
     "Slider",
@@ -64,12 +61,6 @@ STATIC_WIDGETS_ENV = "LOCALIZATION_STATIC_WIDGETS"
 #: Environment variable: a file to which each static explorer appends one JSON line (name, number of
 #: frames, seconds, bytes) when it is built, so that the book build can report what explorers cost.
 FRAMES_LOG_ENV = "LOCALIZATION_EXPLORER_LOG"
-
-#: Environment variable: how many processes draw frames beside the kernel (default 1 on a machine with
-#: at least 2 CPUs, else 0; "0" draws in the kernel). The figure calls stay in the kernel, which holds
-#: the chapter's state; a worker rasterises the pickled figure. Drawing (layout, ticks, text) costs
-#: more than making a figure, so the kernel makes the next figure while a worker draws the last one.
-WORKERS_ENV = "LOCALIZATION_EXPLORER_WORKERS"
 
 #: Most frames one explorer may embed: a page must stay light (each frame is a PNG of ~10–40 kB).
 MAX_FRAMES = 64
@@ -182,58 +173,6 @@ def frame_grid(controls: Mapping[str, Control], when: Mapping[str, Mapping[str, 
             yield stops
 
 
-def _png(fig: Any) -> bytes:
-    """The figure as a PNG at its own size and dpi, in a 256-colour palette (3–4x smaller than RGB).
-
-    One draw of the canvas (``savefig`` with the book's tight bounding box would lay the figure out
-    twice); the figures use constrained layout, so nothing is cut.
-    """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from PIL import Image
-
-    canvas = FigureCanvasAgg(fig)
-    canvas.draw()
-    image = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba()).convert("RGB")
-    out = io.BytesIO()
-    image.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(out, format="png")
-    return out.getvalue()
-
-
-def _worker_count() -> int:
-    raw = os.environ.get(WORKERS_ENV, "").strip()
-    if not raw:
-        return 1 if (os.cpu_count() or 1) >= 2 else 0
-    if not raw.isdigit():
-        raise ValueError(f"{WORKERS_ENV} must be a non-negative integer, got {raw!r}")
-    return int(raw)
-
-
-_pools: dict[int, Any] = {}
-
-
-def _raster_pool(workers: int) -> Any:
-    """This kernel's pool of ``workers`` drawing processes (spawned once, shut down at exit)."""
-    if workers not in _pools:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        _pools[workers] = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-        atexit.register(_pools[workers].shutdown)
-    return _pools[workers]
-
-
-def _rasterise(figure_pickle: bytes, rc: dict) -> tuple[bytes, float]:
-    """In a worker: the pickled figure as :func:`_png` bytes, drawn under the kernel's rcParams (tick
-    labels are made at draw time, from rcParams). Returns (PNG, CPU seconds spent)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    cpu = time.process_time()
-    with matplotlib.rc_context(rc):
-        png = _png(pickle.loads(figure_pickle))
-    return png, time.process_time() - cpu
-
-
 def render_frames(
     figure: Callable[..., Any],
     controls: Mapping[str, Control],
@@ -249,10 +188,8 @@ def render_frames(
 
 
 def _render(figure, controls, when, fixed=None) -> tuple[dict[str, str], float]:
-    """:func:`render_frames`, drawing in worker processes (:data:`WORKERS_ENV`); also returns the CPU
-    seconds the workers spent. If the workers cannot start (e.g. a script without a ``__main__``
-    guard), every frame is drawn in this process instead, with a warning."""
-    import matplotlib
+    """:func:`render_frames`, drawn by :class:`localization.rasterise.FrameDrawer` (in a worker process
+    where possible); also returns the CPU seconds the workers spent."""
     import matplotlib.pyplot as plt
 
     grid = list(frame_grid(controls, when))
@@ -262,42 +199,18 @@ def _render(figure, controls, when, fixed=None) -> tuple[dict[str, str], float]:
             f"or restrict controls with `when`"
         )
     names = list(controls)
-    workers = _worker_count()
-    rc = {k: v for k, v in matplotlib.rcParams.items() if k != "backend"}
-    failures = []
-
-    def fall_back(error):  # the workers cannot draw (e.g. a script without a __main__ guard): draw here
-        if not failures:
-            warnings.warn(f"explorer frames drawn in the kernel: the drawing worker failed ({error!r})", stacklevel=4)
-        failures.append(error)
-
-    pending = {}
+    drawer = rasterise.FrameDrawer()
     for stops in grid:
         values = {n: controls[n].values[i] for n, i in zip(names, stops, strict=True)}
         fig = figure(**(fixed or {}), **values)
         if not hasattr(fig, "savefig"):
             raise TypeError(f"figure must return a Matplotlib figure, got {type(fig).__name__} for {values}")
-        data, job = pickle.dumps(fig), None
-        if workers and not failures:
-            try:
-                job = _raster_pool(workers).submit(_rasterise, data, rc)
-            except Exception as error:
-                fall_back(error)
-        pending["-".join(map(str, stops))] = (data, job)
+        drawer.add(fig)
         plt.close(fig)
-    frames, worker_cpu = {}, 0.0
-    for key, (data, job) in pending.items():
-        png = None
-        if job is not None and not failures:
-            try:
-                png, cpu = job.result()
-                worker_cpu += cpu
-            except Exception as error:
-                fall_back(error)
-        if png is None:
-            png = _png(pickle.loads(data))
-        frames[key] = "data:image/png;base64," + base64.b64encode(png).decode()
-    return frames, worker_cpu
+    keys = ["-".join(map(str, stops)) for stops in grid]
+    pictures = drawer.finish()
+    frames = {k: "data:image/png;base64," + base64.b64encode(p).decode() for k, p in zip(keys, pictures, strict=True)}
+    return frames, drawer.worker_cpu_seconds
 
 
 _SCRIPT = """
@@ -443,7 +356,7 @@ def explore(figure: Callable[..., Any], /, *, when: Mapping[str, Mapping[str, An
                 "frames": len(frames),
                 "seconds": time.perf_counter() - start,
                 "cpu_seconds": time.process_time() - cpu + worker_cpu,
-                "workers": _worker_count(),
+                "workers": rasterise.worker_count(),
                 "bytes": len(page),
             }
             with open(log, "a", encoding="utf-8") as f:

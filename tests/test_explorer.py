@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 
-from localization import explorer
+from localization import explorer, rasterise
 
 
 def _controls():
@@ -133,7 +133,7 @@ def test_frames_drawn_by_a_worker_are_the_frames_drawn_in_the_kernel(monkeypatch
     frames = {}
     with matplotlib.rc_context({"font.size": 7.0, "lines.linewidth": 3.0}):
         for workers in ("0", "1"):
-            monkeypatch.setenv(explorer.WORKERS_ENV, workers)
+            monkeypatch.setenv(rasterise.WORKERS_ENV, workers)
             frames[workers] = explorer.render_frames(_figure([]), _controls(), WHEN)
     assert len(frames["0"]) == 7 and frames["0"] == frames["1"]
     plain = explorer.render_frames(_figure([]), _controls(), WHEN)  # default rcParams: other pictures
@@ -145,12 +145,12 @@ def test_a_failing_worker_falls_back_to_the_kernel_with_a_warning(monkeypatch):
         def submit(self, *args):
             raise RuntimeError("no process can start here")
 
-    monkeypatch.setenv(explorer.WORKERS_ENV, "0")
+    monkeypatch.setenv(rasterise.WORKERS_ENV, "0")
     here = explorer.render_frames(_figure([]), _controls(), WHEN)
-    monkeypatch.setenv(explorer.WORKERS_ENV, "1")
-    monkeypatch.setattr(explorer, "_raster_pool", lambda workers: Broken())
+    monkeypatch.setenv(rasterise.WORKERS_ENV, "1")
+    monkeypatch.setattr(rasterise, "_pool", lambda workers: Broken())
     with pytest.warns(UserWarning, match="drawn in the kernel.*no process can start"):
         assert explorer.render_frames(_figure([]), _controls(), WHEN) == here
-    monkeypatch.setenv(explorer.WORKERS_ENV, "several")
+    monkeypatch.setenv(rasterise.WORKERS_ENV, "several")
     with pytest.raises(ValueError, match="LOCALIZATION_EXPLORER_WORKERS must be a non-negative integer"):
         explorer.render_frames(_figure([]), _controls(), WHEN)
