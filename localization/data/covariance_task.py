@@ -9,6 +9,7 @@ are pytree *leaves*: tasks with different covariances of one size train in one v
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import jax
@@ -47,14 +48,15 @@ class CovarianceTask:
     ----------
     cov0, cov1 : (N, N) symmetric positive semi-definite covariances of class y = 0 and y = 1.
 
-    ``root0``, ``root1`` (N, N) are their symmetric square roots, computed on construction; a sample
+    ``root0``, ``root1`` (N, N) are their symmetric square roots, derived on construction (not
+    arguments); a sample
     is X = R_y Z with Z standard normal.
     """
 
     cov0: Any
     cov1: Any
-    root0: Any = None
-    root1: Any = None
+    root0: Any = dataclasses.field(init=False, default=None)
+    root1: Any = dataclasses.field(init=False, default=None)
 
     def __post_init__(self):
         cov0, cov1 = V.covariance_pair(("cov0", "cov1"), self.cov0, self.cov1)
@@ -117,5 +119,4 @@ class CovarianceTask:
     def of_lengthscales(cls, xi0: float, xi1: float, n: int) -> CovarianceTask:
         """Gaussian classes with the book's kernel covariances ``data.covariance(xi0, n)`` and
         ``data.covariance(xi1, n)``, in either order."""
-
         return cls(covariance(xi0, n), covariance(xi1, n))
