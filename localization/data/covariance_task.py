@@ -49,8 +49,7 @@ class CovarianceTask:
     cov0, cov1 : (N, N) symmetric positive semi-definite covariances of class y = 0 and y = 1.
 
     ``root0``, ``root1`` (N, N) are their symmetric square roots, derived on construction (not
-    arguments); a sample
-    is X = R_y Z with Z standard normal.
+    arguments); a sample is X = R_y Z with Z standard normal.
     """
 
     cov0: Any
