@@ -191,16 +191,23 @@ def flow_sweep(
     tasks = _check_tasks(tasks)
     if not isinstance(taylor, bool):
         raise TypeError(f"taylor must be a bool, got {taylor!r}")
-    table = _check_table(table)
     w0, n = _check_w0(w0, n)
-    runs = []
+    return _swept_flows(tasks, w0, n, lr, steps, checkpoints, taylor, _check_table(table))[0]
+
+
+def _swept_flows(tasks, w0, n, lr, steps, checkpoints, taylor, table):
+    """The flows of checked tasks stacked as one Trajectory (P, ..., C, n), and Σ₀, Σ₁ (P, n, n)."""
+    runs, sigma0, sigma1 = [], [], []
     for task in tasks:
-        flow, tay, _, _ = _flows(
+        flow, tay, s0, s1 = _flows(
             w0, task, n, lr=lr, steps=steps, checkpoints=checkpoints, taylor=taylor, exact=not taylor, table=table
         )
         runs.append(tay if taylor else flow)
+        sigma0.append(s0)
+        sigma1.append(s1)
     weights = jnp.stack([r.weights for r in runs])
-    return Trajectory(times=runs[0].times, steps=runs[0].steps, weights=weights, loss=None)
+    trajectory = Trajectory(times=runs[0].times, steps=runs[0].steps, weights=weights, loss=None)
+    return trajectory, np.stack(sigma0), np.stack(sigma1)
 
 
 def comparison_sweep(
@@ -226,7 +233,7 @@ def comparison_sweep(
     """
     tasks = _check_tasks(tasks)
     w0, n = _check_w0(w0, n)
-    flow = flow_sweep(tasks, w0, lr=lr, steps=steps, checkpoints=checkpoints, n=n, table=table)
+    flow, sigma0, sigma1 = _swept_flows(tasks, w0, n, lr, steps, checkpoints, False, _check_table(table))
     sgd = train.train_sweep(
         key,
         tasks,
@@ -239,8 +246,6 @@ def comparison_sweep(
         dtype=jnp.float32 if dtype is None else dtype,
         balanced=balanced,
     )
-    covariances = [[np.asarray(s, dtype=np.float64) for s in task.covariances(n)] for task in tasks]
-    sigma0, sigma1 = (np.stack(c) for c in zip(*covariances, strict=True))
     return Comparison(sgd, flow, None, sigma0, sigma1)
 
 
