@@ -19,15 +19,16 @@ module measures, on a recorded training run, how far that is from the truth:
 all estimated on fresh inputs from the task (:func:`gate_flips`, with binomial standard errors), and
 two Gaussian closed forms that check the estimator: for :math:`X\sim\mathcal N(0,\Sigma)`,
 
-.. math:: \mathbb P\bigl(\operatorname{sign}\langle w, X\rangle = \operatorname{sign}\langle v,
-   X\rangle\bigr) = 1 - \frac{\theta_\Sigma(w, v)}{\pi},\qquad \cos\theta_\Sigma(w, v) =
-   \frac{w^\top\Sigma v}{\sqrt{w^\top\Sigma w\;v^\top\Sigma v}}
+.. math:: &\mathbb P\bigl(\operatorname{sign}\langle w, X\rangle = \operatorname{sign}\langle v,
+   X\rangle\bigr)\\
+   &\quad= 1 - \frac{\theta_\Sigma(w, v)}{\pi},\\
+   &\cos\theta_\Sigma(w, v) = \frac{w^\top\Sigma v}{\sqrt{w^\top\Sigma w\;v^\top\Sigma v}}
 
 (:func:`gaussian_agreement`; the angle is the one between :math:`\Sigma^{1/2}w` and
 :math:`\Sigma^{1/2}v`), and, for the balanced mixture of :math:`\mathcal N(0,\Sigma_0)` and
 :math:`\mathcal N(0,\Sigma_1)`, the preactivation's excess kurtosis
 
-.. math:: \kappa(w) = \frac{3\,(s_0^2 - s_1^2)^2}{(s_0^2 + s_1^2)^2},\qquad s_y^2 = w^\top\Sigma_y w
+.. math:: \kappa(w) &= \frac{3\,(s_0^2 - s_1^2)^2}{(s_0^2 + s_1^2)^2},\\ s_y^2 &= w^\top\Sigma_y w
 
 (:func:`gaussian_mixture_kurtosis`): the preactivation of Gaussian data is heavy-tailed as soon as
 the two classes give it different variances, so a positive excess kurtosis is no sign of
@@ -36,8 +37,8 @@ non-Gaussian inputs.
 Freezing the gate at :math:`w` turns the neuron into a one-gate GDLN whose least-squares limit is
 (:func:`frozen_gate_field`)
 
-.. math:: w_\mathrm{OLS}(w) = A^{-1} b(w),\qquad A = \tfrac14(\Sigma_0+\Sigma_1),\qquad
-   b(w) = \tfrac12\,\mathbb E_1\bigl[\mathbb 1(\langle w, X\rangle > 0)\,X\bigr]
+.. math:: w_\mathrm{OLS}(w) &= A^{-1} b(w),\qquad A = \tfrac14(\Sigma_0+\Sigma_1),\\
+   b(w) &= \tfrac12\,\mathbb E_1\bigl[\mathbb 1(\langle w, X\rangle > 0)\,X\bigr]
 
 (:math:`A` is exact for any half-space gate, ``gdln_moments.single_gate_second_moment``;
 :math:`b` by Monte Carlo). The ReLU neuron's own flow is :math:`\dot w = 2\,(b(w) - A w)`, so its
@@ -116,8 +117,8 @@ def _quadratic(name: str, w: np.ndarray, c: np.ndarray) -> np.ndarray:
 def gaussian_agreement(w: Any, v: Any, cov: Any) -> np.ndarray:
     r"""Probability that the half-space gates of ``w`` and ``v`` agree on :math:`X\sim\mathcal N(0,\Sigma)`.
 
-    .. math:: \mathbb P\bigl(\mathbb 1(\langle w, X\rangle > 0) = \mathbb 1(\langle v, X\rangle > 0)\bigr)
-       = 1 - \frac{1}{\pi}\arccos\frac{w^\top\Sigma v}{\sqrt{w^\top\Sigma w\;v^\top\Sigma v}}
+    .. math:: &\mathbb P\bigl(\mathbb 1(\langle w, X\rangle > 0) = \mathbb 1(\langle v, X\rangle > 0)\bigr)\\
+       &\quad= 1 - \frac{1}{\pi}\arccos\frac{w^\top\Sigma v}{\sqrt{w^\top\Sigma w\;v^\top\Sigma v}}
 
     (the two preactivations are a bivariate normal pair; Sheppard's formula). Notes 001 Eq. (45)
     for Gaussian inputs.
@@ -151,8 +152,8 @@ def gaussian_mixture_kurtosis(w: Any, cov0: Any, cov1: Any) -> np.ndarray:
     r"""Excess kurtosis of :math:`\langle w, X\rangle` for the balanced mixture of
     :math:`\mathcal N(0,\Sigma_0)` and :math:`\mathcal N(0,\Sigma_1)`.
 
-    .. math:: \kappa(w) = \frac{\tfrac32(s_0^4+s_1^4)}{\bigl(\tfrac12(s_0^2+s_1^2)\bigr)^2} - 3
-       = \frac{3\,(s_0^2-s_1^2)^2}{(s_0^2+s_1^2)^2},\qquad s_y^2 = w^\top\Sigma_y w.
+    .. math:: \kappa(w) &= \frac{\tfrac32(s_0^4+s_1^4)}{\bigl(\tfrac12(s_0^2+s_1^2)\bigr)^2} - 3\\
+       &= \frac{3\,(s_0^2-s_1^2)^2}{(s_0^2+s_1^2)^2},\qquad s_y^2 = w^\top\Sigma_y w.
 
     It lies in [0, 3); it is 0 only when both classes give the preactivation the same variance.
 

@@ -6,17 +6,17 @@ and one weight vector :math:`w_p\in\mathbb R^N` per gate,
 
 .. math::
 
-    \hat y(x) = \sum_{p=1}^P g_p(x)\,\langle w_p, x\rangle = \langle w, \tilde x\rangle,\qquad
-    \tilde x = \tilde g(x)\otimes x\in\mathbb R^{PN},\quad w = (w_1;\dots;w_P).
+    \hat y(x) &= \sum_{p=1}^P g_p(x)\,\langle w_p, x\rangle = \langle w, \tilde x\rangle,\\
+    \tilde x &= \tilde g(x)\otimes x\in\mathbb R^{PN},\qquad w = (w_1;\dots;w_P).
 
 With the book's loss :math:`L = \mathbb E[(Y-\hat y)^2]` and the gradient flow
 :math:`\dot w = -\nabla L` (:math:`t` = steps × learning rate),
 
 .. math::
 
-    \tau\,\dot w = b - A w,\qquad \tau = \tfrac12,\qquad
-    b = \mathbb E[Y\tilde x] = (\Sigma^{yx}(p))_p,\qquad
-    A = \mathbb E[\tilde x\tilde x^\top] = (\Sigma^{xx}(p,q))_{pq},
+    \tau\,\dot w &= b - A w,\qquad \tau = \tfrac12,\\
+    b &= \mathbb E[Y\tilde x] = (\Sigma^{yx}(p))_p,\\
+    A &= \mathbb E[\tilde x\tilde x^\top] = (\Sigma^{xx}(p,q))_{pq},
 
 the block system of notes 001 Eq. (51) / notes 003 Eq. (10) (their :math:`K\tau`; see the chapter
 for their factor :math:`1/K`). :math:`A` is symmetric positive semi-definite. With
@@ -30,8 +30,8 @@ for their factor :math:`1/K`). :math:`A` is symmetric positive semi-definite. Wi
 
 .. math::
 
-    L(t) = \mathbb E[Y^2] - \sum_k \frac{c_k^2}{\lambda_k}\bigl(1-e^{-2\lambda_k s}\bigr)
-    \;\xrightarrow[t\to\infty]{}\; L_\infty = \mathbb E[Y^2] - b^\top A^{+} b
+    L(t) &= \mathbb E[Y^2] - \sum_k \frac{c_k^2}{\lambda_k}\bigl(1-e^{-2\lambda_k s}\bigr)\\
+    &\xrightarrow[t\to\infty]{} L_\infty = \mathbb E[Y^2] - b^\top A^{+} b
 
 (:func:`loss_curve`, :func:`limiting_loss`; notes 001 Eq. (62)–(63), notes 003 Eq. (21)–(22)). The
 limit :math:`w_\infty = A^{+}b` (:func:`ols_limit`) is the population OLS regression of :math:`Y` on

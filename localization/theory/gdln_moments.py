@@ -6,9 +6,9 @@ task with balanced labels :math:`Y\in\{0,1\}` (:class:`localization.data.Lengths
 
 .. math::
 
-    b = \mathbb E[Y\tilde x] = \tfrac12\,\mathbb E_1[\tilde x],\qquad
-    A = \mathbb E[\tilde x\tilde x^\top] = \tfrac12\bigl(\mathbb E_0[\tilde x\tilde x^\top]
-    + \mathbb E_1[\tilde x\tilde x^\top]\bigr)
+    b &= \mathbb E[Y\tilde x] = \tfrac12\,\mathbb E_1[\tilde x],\\
+    A &= \mathbb E[\tilde x\tilde x^\top]\\
+    &= \tfrac12\bigl(\mathbb E_0[\tilde x\tilde x^\top] + \mathbb E_1[\tilde x\tilde x^\top]\bigr)
 
 (notes 001 Eqs. (49), (50), (53); :math:`\mathbb E_y` is the expectation given the class). Blocks
 are gate-major: entries :math:`pN + j` of :math:`b` form :math:`\Sigma^{yx}(p)`.
@@ -19,8 +19,8 @@ Closed forms (each checked against :func:`monte_carlo_moments` in ``tests/test_g
 
   .. math::
 
-      \mathbb E\bigl[\mathbb 1(Z_i>0)\operatorname{erf}(gZ_j)\bigr]
-      = \frac1\pi\arctan\frac{\sqrt2\,g\,r}{\sqrt{1+2g^2(1-r^2)}};
+      &\mathbb E\bigl[\mathbb 1(Z_i>0)\operatorname{erf}(gZ_j)\bigr]\\
+      &\quad= \frac1\pi\arctan\frac{\sqrt2\,g\,r}{\sqrt{1+2g^2(1-r^2)}};
 
   hence, for the coordinate gate :math:`\mathbb 1(x_i>0)` on NLGP(ξ₁, g) data (for which
   :math:`x_i>0\iff z_i>0`), :math:`\Sigma^{yx}(p_i)_j = \text{gate\_correlation}(g, C_{ij})/(2\mathcal Z(g))`
