@@ -60,9 +60,19 @@ def _pool(workers: int) -> Any:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        _pools[workers] = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+        _pools[workers] = ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_interrupts
+        )
         atexit.register(_pools[workers].shutdown)
     return _pools[workers]
+
+
+def _ignore_interrupts() -> None:
+    """In a worker: ignore SIGINT. A Jupyter kernel is stopped with an interrupt to its process group;
+    the worker would print a KeyboardInterrupt traceback into the build log. It ends with its pool."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _draw_pickled(figure_pickle: bytes, rc: dict) -> tuple[bytes, float]:

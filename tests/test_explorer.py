@@ -154,3 +154,22 @@ def test_a_failing_worker_falls_back_to_the_kernel_with_a_warning(monkeypatch):
     monkeypatch.setenv(rasterise.WORKERS_ENV, "several")
     with pytest.raises(ValueError, match="LOCALIZATION_EXPLORER_WORKERS must be a non-negative integer"):
         explorer.render_frames(_figure([]), _controls(), WHEN)
+
+
+def test_an_interrupt_to_the_process_group_does_not_stop_the_drawing_worker(monkeypatch):
+    # A Jupyter kernel is stopped with SIGINT to its process group; the worker must neither die nor
+    # print a KeyboardInterrupt traceback into the build log, and must still draw afterwards.
+    import os
+    import signal
+
+    monkeypatch.delenv(explorer.FRAMES_LOG_ENV, raising=False)
+    pool = rasterise._pool(1)
+    worker = pool.submit(os.getpid).result(timeout=60)
+    assert worker != os.getpid()
+    os.kill(worker, signal.SIGINT)
+    assert pool.submit(signal.getsignal, signal.SIGINT).result(timeout=60) == signal.SIG_IGN
+    assert pool.submit(os.getpid).result(timeout=60) == worker  # the same process, alive
+    monkeypatch.setenv(rasterise.WORKERS_ENV, "0")
+    here = explorer.render_frames(_figure([]), _controls(), WHEN)
+    monkeypatch.setenv(rasterise.WORKERS_ENV, "1")
+    assert explorer.render_frames(_figure([]), _controls(), WHEN) == here
