@@ -5,8 +5,10 @@ Every model of the paper is sign-symmetric (S3), translation-invariant on the pe
 and has unit marginal variance. A model is a frozen dataclass registered as a JAX pytree with
 :func:`localization.pytree.pytree_dataclass` and offers
 
-- ``sample(key, num, n, dtype=jnp.float64)`` -> ``(num, N)``: pure and jittable with ``num``, ``n``,
-  ``dtype`` static; any typed PRNG key (threefry, rbg, unsafe_rbg) or raw ``uint32[2]`` key;
+- ``sample(key, num, n, dtype=jnp.float64, method=None)`` -> ``(num, N)``: pure and jittable with
+  ``num``, ``n``, ``dtype``, ``method`` static; any typed PRNG key (threefry, rbg, unsafe_rbg) or raw
+  ``uint32[2]`` key; ``method`` picks how the latent Gaussian reaches the sites (dense basis product
+  or FFT, :data:`localization.data.spectral.METHODS`; same samples up to rounding);
 - ``marginal``: the law of one coordinate, a :class:`localization.data.marginals.Marginal` with exact
   moments and quadrature rules;
 - ``covariance(n)``: the exact (N, N) float64 covariance of X;
@@ -35,6 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from localization import validation as V
+from localization.data import spectral
 from localization.data.marginals import Marginal
 
 __all__ = ["DataModel", "sample_arguments", "family_parameter", "concrete", "is_traced"]
@@ -81,11 +84,20 @@ class DataModel(abc.ABC):
     #: Name of the parameter that ``lengthscale`` returns (what orders the two classes of a task).
     lengthscale_name: ClassVar[str]
 
-    def sample(self, key: Any, num: int, n: int | tuple[int, ...], dtype: Any = jnp.float64) -> jax.Array:
-        """Draw ``num`` samples of the model on input size ``n``: array (num, prod(n)) of ``dtype``."""
+    def sample(
+        self, key: Any, num: int, n: int | tuple[int, ...], dtype: Any = jnp.float64, method: str | None = None
+    ) -> jax.Array:
+        """Draw ``num`` samples of the model on input size ``n``: array (num, prod(n)) of ``dtype``.
+
+        ``method``: ``"auto"``, ``"dense"`` or ``"fft"``, the map of the spectral samplers to the
+        sites (:func:`localization.data.spectral.to_sites`); None keeps the enclosing
+        :func:`~localization.data.spectral.sampling_method` (``"auto"`` by default). Models without a
+        latent spectral Gaussian ignore it.
+        """
         key, num, shape, dtype = sample_arguments(key, num, n, dtype)
         self.check_shape(shape)
-        return self._sample(key, num, shape, dtype)
+        with spectral.sampling_method(method):
+            return self._sample(key, num, shape, dtype)
 
     def covariance(self, n: int | tuple[int, ...]) -> np.ndarray:
         """Exact (N, N) float64 covariance of X."""

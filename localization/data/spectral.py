@@ -24,12 +24,24 @@ orthonormal basis ``Q`` (constant, cosine/sine pairs, alternating column), ``C =
 so ``Z = (G * sqrt(lambda)) @ Q^T`` with ``G`` iid N(0, 1) has covariance ``C`` exactly. The basis does
 not depend on ``xi``: two length-scales share one matrix product, and only the per-frequency
 amplitudes ``sqrt(lambda)`` (:func:`spectral_amplitudes`) change.
+
+The product with ``Q`` (:func:`to_sites`) has two implementations of the same linear map, chosen by
+``method`` (:data:`METHODS`): ``"dense"``, matrix products with the per-axis basis (O(L) per site and
+sample on an axis of length L: O(N**2) on a ring), and ``"fft"``, one inverse real FFT per axis
+(:mod:`localization.data.fft`; O(N log N) on a ring). ``"auto"`` uses the FFT on the axes of length
+``>= FFT_MIN_LENGTH`` (the crossover measured by ``benchmarks/data_sampling.py --methods``) and the
+dense product on shorter ones, so samples at the sizes the chapters use are the dense ones bit for bit.
+The two paths agree to rounding (``tests/test_spectral_fft.py``). The choice is made when a sampler is
+traced: pass ``method`` to a data model's ``sample``, or trace inside :func:`sampling_method`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import jax
@@ -38,6 +50,7 @@ import numpy as np
 
 from localization import prng
 from localization import validation as V
+from localization.data import fft
 
 __all__ = [
     # public API (validated): re-exported by localization.data
@@ -57,6 +70,11 @@ __all__ = [
     "fourier_matrix",
     "min_distance_kernel",
     "standard_normals",
+    "METHODS",
+    "FFT_MIN_LENGTH",
+    "check_method",
+    "sampling_method",
+    "axis_methods",
     "to_sites",
     "correlated_normals",
     "unit_sphere_rows",
@@ -256,32 +274,88 @@ def standard_normals(key: Any, shape: tuple[int, ...], dtype: Any) -> jax.Array:
     return prng.normal(key, shape, dtype)
 
 
-def to_sites(h: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+#: Implementations of the map to the sites: ``"auto"`` picks per axis, ``"dense"`` multiplies by the
+#: basis, ``"fft"`` uses one inverse real FFT per axis (:mod:`localization.data.fft`).
+METHODS = ("auto", "dense", "fft")
+
+#: ``"auto"`` uses the FFT on axes at least this long. The measured crossover
+#: (``benchmarks/data_sampling.py --methods``) is below it; it is kept above every size the chapters
+#: sample so that their samples stay the dense ones bit for bit.
+FFT_MIN_LENGTH = 129
+
+_METHOD = contextvars.ContextVar("localization_sampling_method", default="auto")
+
+
+def check_method(name: str, value: Any) -> str | None:
+    """``value`` if it is None or one of :data:`METHODS`, else ``ValueError`` naming ``name``."""
+    if value is None or (isinstance(value, str) and value in METHODS):
+        return value
+    raise ValueError(f"{name} must be one of {METHODS} (or None for the enclosing choice), got {value!r}")
+
+
+@contextlib.contextmanager
+def sampling_method(method: str | None) -> Iterator[None]:
+    """Context in which the samplers traced map to the sites with ``method`` (:data:`METHODS`;
+    None keeps the enclosing choice, ``"auto"`` outside any). Applies to everything that reaches
+    :func:`to_sites`, e.g. a task's ``sample`` or :mod:`localization.train`; a function jitted
+    before keeps the choice it was traced with."""
+    method = check_method("method", method)
+    token = _METHOD.set(_METHOD.get() if method is None else method)
+    try:
+        yield
+    finally:
+        _METHOD.reset(token)
+
+
+def axis_methods(shape: tuple[int, ...], method: str | None = None) -> tuple[str, ...]:
+    """Per axis of ``shape``, ``"dense"`` or ``"fft"``: what ``method`` (default: the enclosing
+    :func:`sampling_method`) means there; ``"auto"`` is ``"fft"`` iff the axis has length >= ``FFT_MIN_LENGTH``."""
+    method = check_method("method", method)
+    method = _METHOD.get() if method is None else method
+    if method != "auto":
+        return (method,) * len(shape)
+    return tuple("fft" if L >= FFT_MIN_LENGTH else "dense" for L in shape)
+
+
+def to_sites(h: jax.Array, shape: tuple[int, ...], method: str | None = None) -> jax.Array:
     """Rows of ``h`` (num, N), coefficients in the real Fourier basis, mapped to the sites: h @ Q^T
-    (per axis on grids). With h = G * amplitudes, G iid N(0, 1), the rows have the covariance."""
+    (per axis on grids). With h = G * amplitudes, G iid N(0, 1), the rows have the covariance.
+
+    ``method`` (:data:`METHODS`; default: the enclosing :func:`sampling_method`, ``"auto"``) picks per
+    axis the dense product with the basis or the inverse real FFT of :func:`fft.synthesize_axis`,
+    which computes the same map in O(L log L) per line instead of O(L**2).
+    """
     num, N = h.shape
-    if len(shape) == 1:
+    methods = axis_methods(shape, method)
+    if len(shape) == 1 and methods[0] == "dense":
         return h @ jnp.asarray(real_fourier_basis(shape[0])[0].T, h.dtype)
     z = h.reshape((num,) + shape)
-    for ax, L in enumerate(shape):
+    for ax, (L, how) in enumerate(zip(shape, methods, strict=True)):
+        if how == "fft":
+            z = fft.synthesize_axis(z, ax + 1)
+            continue
         QT = jnp.asarray(real_fourier_basis(L)[0].T, h.dtype)
         z = jnp.moveaxis(jnp.tensordot(z, QT, axes=([ax + 1], [0])), -1, ax + 1)
     return z.reshape(num, N)
 
 
-def correlated_normals(key: Any, num: int, shape: tuple[int, ...], xi: float, dtype: Any) -> jax.Array:
+def correlated_normals(
+    key: Any, num: int, shape: tuple[int, ...], xi: float, dtype: Any, method: str | None = None
+) -> jax.Array:
     """(num, N) Gaussian rows with covariance ``covariance(xi, shape)``: ``(G * a) @ Q^T``.
 
     In law the same as ``G @ R`` with the symmetric root R (an orthogonal map of iid normals is iid
-    normal), at the cost of one product with the fixed basis (per axis on grids).
+    normal), at the cost of one map to the sites (:func:`to_sites` with ``method``).
     """
     g = standard_normals(key, (num, math.prod(shape)), dtype)
-    return to_sites(g * jnp.asarray(grid_amplitudes(xi, shape), dtype), shape)
+    return to_sites(g * jnp.asarray(grid_amplitudes(xi, shape), dtype), shape, method)
 
 
-def unit_sphere_rows(key: Any, num: int, shape: tuple[int, ...], xi: float, dtype: Any) -> jax.Array:
+def unit_sphere_rows(
+    key: Any, num: int, shape: tuple[int, ...], xi: float, dtype: Any, method: str | None = None
+) -> jax.Array:
     """(num, N) rows ``sqrt(N) G/|G|`` mapped like ``correlated_normals``: an elliptical direction with covariance C."""
     N = math.prod(shape)
     g = jax.random.normal(key, (num, N), dtype)
     g = g * (math.sqrt(N) / jnp.linalg.norm(g, axis=1, keepdims=True))
-    return to_sites(g * jnp.asarray(grid_amplitudes(xi, shape), dtype), shape)
+    return to_sites(g * jnp.asarray(grid_amplitudes(xi, shape), dtype), shape, method)
