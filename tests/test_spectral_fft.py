@@ -1,4 +1,4 @@
-"""The FFT map to the sites (localization.data.fft, spectral.to_sites(method="fft")) and the method choice.
+"""The FFT map to the sites (spectral.synthesize_axis, spectral.to_sites(method="fft")) and the method choice.
 
 Strong test: the FFT path is a linear map of the white noise; applied to every unit vector (an
 enumeration) it gives the exact covariance, which must equal C to 1e-10 in float64. Monte Carlo
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from localization import data
-from localization.data import fft, spectral
+from localization.data import spectral
 
 KEY = jax.random.key(0)
 SHAPES = [(2,), (3,), (7,), (8,), (40,), (4, 6), (3, 5, 4), (7, 2)]
@@ -28,14 +28,14 @@ def _n(shape):
 
 @pytest.mark.parametrize("L", [2, 3, 4, 7, 8, 41])
 def test_synthesize_axis_is_the_product_with_the_real_basis(L):
-    """One axis, float64: irfft of the half spectrum of fft.py's docstring = h @ Q^T (to rounding)."""
+    """One axis, float64: irfft of the half spectrum of synthesize_axis's docstring = h @ Q^T (to rounding)."""
     Q = spectral.real_fourier_basis(L)[0]
     h = np.random.default_rng(L).normal(size=(5, L))
-    z = fft.synthesize_axis(jnp.asarray(h), 1)
+    z = spectral.synthesize_axis(jnp.asarray(h), 1)
     assert z.shape == (5, L) and z.dtype == jnp.float64
     np.testing.assert_allclose(np.asarray(z), h @ Q.T, rtol=0, atol=1e-13)
     # along another axis (the transposed problem)
-    zt = fft.synthesize_axis(jnp.asarray(h.T), 0)
+    zt = spectral.synthesize_axis(jnp.asarray(h.T), 0)
     np.testing.assert_allclose(np.asarray(zt), (h @ Q.T).T, rtol=0, atol=1e-13)
 
 

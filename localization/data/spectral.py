@@ -28,7 +28,7 @@ amplitudes ``sqrt(lambda)`` (:func:`spectral_amplitudes`) change.
 The product with ``Q`` (:func:`to_sites`) has two implementations of the same linear map, chosen by
 ``method`` (:data:`METHODS`): ``"dense"``, matrix products with the per-axis basis (O(L) per site and
 sample on an axis of length L: O(N**2) on a ring), and ``"fft"``, one inverse real FFT per axis
-(:mod:`localization.data.fft`; O(N log N) on a ring). ``"auto"`` uses the FFT on the axes of length
+(:func:`synthesize_axis`; O(N log N) on a ring). ``"auto"`` uses the FFT on the axes of length
 ``>= FFT_MIN_LENGTH`` (the crossover measured by ``benchmarks/data_sampling.py --methods``) and the
 dense product on shorter ones, so samples at the sizes the chapters use are the dense ones bit for bit.
 The two paths agree to rounding (``tests/test_spectral_fft.py``). The choice is made when a sampler is
@@ -50,7 +50,6 @@ import numpy as np
 
 from localization import prng
 from localization import validation as V
-from localization.data import fft
 
 __all__ = [
     # public API (validated): re-exported by localization.data
@@ -75,6 +74,7 @@ __all__ = [
     "check_method",
     "sampling_method",
     "axis_methods",
+    "synthesize_axis",
     "to_sites",
     "correlated_normals",
     "unit_sphere_rows",
@@ -275,7 +275,7 @@ def standard_normals(key: Any, shape: tuple[int, ...], dtype: Any) -> jax.Array:
 
 
 #: Implementations of the map to the sites: ``"auto"`` picks per axis, ``"dense"`` multiplies by the
-#: basis, ``"fft"`` uses one inverse real FFT per axis (:mod:`localization.data.fft`).
+#: basis, ``"fft"`` uses one inverse real FFT per axis (:func:`synthesize_axis`).
 METHODS = ("auto", "dense", "fft")
 
 #: ``"auto"`` uses the FFT on axes at least this long. Measured (``benchmarks/data_sampling.py
@@ -319,12 +319,61 @@ def axis_methods(shape: tuple[int, ...], method: str | None = None) -> tuple[str
     return tuple("fft" if L >= FFT_MIN_LENGTH else "dense" for L in shape)
 
 
+def synthesize_axis(h: jax.Array, axis: int) -> jax.Array:
+    """Coefficients in the real Fourier basis along ``axis`` mapped to the sites by one inverse real FFT.
+
+    The same linear map as ``tensordot(h, Q.T, axes=([axis], [0]))`` with
+    ``Q = real_fourier_basis(L)[0]`` (moved back to ``axis``), in O(L log L) per line instead of O(L**2).
+
+    Parameters
+    ----------
+    h : (..., L, ...) float32 or float64 array, ``L = h.shape[axis] >= 2``: along ``axis``, the
+        coefficients in the column order of :func:`real_fourier_basis`.
+    axis : the axis to transform.
+
+    Returns
+    -------
+    Real array of the shape and dtype of ``h``.
+
+    Notes
+    -----
+    The columns of ``Q`` are ``1/sqrt(L)``; ``sqrt(2/L) cos(2 pi j i/L)`` and ``sqrt(2/L) sin(2 pi j i/L)``
+    for ``j = 1 .. m``, ``m = (L - 1) // 2`` (coefficients ``c_j``, ``s_j``); and ``(-1)**i / sqrt(L)``
+    if L is even (coefficient ``h_e``). With ``t = 2 pi j i / L`` and
+    ``c cos t + s sin t = Re((c - i s) e^{i t})``, the site values
+
+        z_i = h_0/sqrt(L) + sqrt(2/L) sum_j (c_j cos t + s_j sin t) [+ h_e (-1)**i / sqrt(L)]
+
+    are the inverse real DFT ``irfft(X)_i = (1/L) [X_0 + 2 Re sum_{0 < j < L/2} X_j e^{i t} + X_{L/2} (-1)**i]``
+    (last term for even L) of the half spectrum
+
+        X_0 = sqrt(L) h_0,   X_j = sqrt(L/2) (c_j - i s_j) for 1 <= j <= m,   X_{L/2} = sqrt(L) h_e.
+
+    Hence the FFT path gives the dense path's samples up to rounding and its covariance is
+    ``Q diag(a**2) Q^T = C`` exactly (checked by enumeration in ``tests/test_spectral_fft.py``).
+    """
+    h = jnp.moveaxis(h, axis, -1)
+    L = h.shape[-1]
+    m = (L - 1) // 2
+    root_l, root_half = math.sqrt(L), math.sqrt(L / 2.0)
+    zero = jnp.zeros_like(h[..., :1])
+    parts = [jax.lax.complex(h[..., :1] * root_l, zero)]
+    if m:
+        cos_c, sin_c = h[..., 1 : 2 * m : 2], h[..., 2 : 2 * m + 1 : 2]
+        parts.append(jax.lax.complex(cos_c * root_half, -sin_c * root_half))
+    if L % 2 == 0:
+        parts.append(jax.lax.complex(h[..., L - 1 :] * root_l, zero))
+    spectrum = jnp.concatenate(parts, axis=-1)  # (..., L // 2 + 1)
+    z = jnp.fft.irfft(spectrum, n=L, axis=-1).astype(h.dtype)
+    return jnp.moveaxis(z, -1, axis)
+
+
 def to_sites(h: jax.Array, shape: tuple[int, ...], method: str | None = None) -> jax.Array:
     """Rows of ``h`` (num, N), coefficients in the real Fourier basis, mapped to the sites: h @ Q^T
     (per axis on grids). With h = G * amplitudes, G iid N(0, 1), the rows have the covariance.
 
     ``method`` (:data:`METHODS`; default: the enclosing :func:`sampling_method`, ``"auto"``) picks per
-    axis the dense product with the basis or the inverse real FFT of :func:`fft.synthesize_axis`,
+    axis the dense product with the basis or the inverse real FFT of :func:`synthesize_axis`,
     which computes the same map in O(L log L) per line instead of O(L**2).
     """
     num, N = h.shape
@@ -334,7 +383,7 @@ def to_sites(h: jax.Array, shape: tuple[int, ...], method: str | None = None) ->
     z = h.reshape((num,) + shape)
     for ax, (L, how) in enumerate(zip(shape, methods, strict=True)):
         if how == "fft":
-            z = fft.synthesize_axis(z, ax + 1)
+            z = synthesize_axis(z, ax + 1)
             continue
         QT = jnp.asarray(real_fourier_basis(L)[0].T, h.dtype)
         z = jnp.moveaxis(jnp.tensordot(z, QT, axes=([ax + 1], [0])), -1, ax + 1)
