@@ -27,8 +27,11 @@ Covariance of the underlying Gaussian: the periodised squared-exponential kernel
 exp(-d^2/xi^2) (available as :func:`min_distance_covariance` for comparison).
 
 Speed: samplers draw standard normals once, scale them by the covariance's spectral amplitudes and
-map them to the sites with one product by the fixed real Fourier basis (per axis for grids). The
-cost is dominated by the random bits and the normal transform; see ``benchmarks/bench.py``.
+map them to the sites with the fixed real Fourier basis, per axis: a matrix product on short axes, one
+inverse real FFT on axes of length >= ``spectral.FFT_MIN_LENGTH`` (``method`` of ``sample``; the
+crossover measured by ``benchmarks/data_sampling.py --methods``), so a ring of N sites costs
+O(N log N) per sample. At the chapters' sizes the cost is dominated by the random bits and the normal
+transform; see ``benchmarks/bench.py``. (``GaussianClone`` keeps a dense root: O(N**2).)
 """
 
 from localization.data.base import DataModel
