@@ -46,6 +46,7 @@ from localization import models as _models
 from localization import validation as v
 from localization.data.task import BalancedTask, Task
 from localization.prng import splitmix_key
+from localization.sharding import shard_leading, unpad
 from localization.traced_task import rebuild_task, split_task, stack_tasks
 from localization.trajectory import Trajectory, checkpoint_steps
 
@@ -310,6 +311,7 @@ def train_online(
     _check_task(task, balanced)
     key = _prepare_key(key, prng)
     dyn, static = split_task(task)
+    params, inits = shard_leading(params)  # initialisations split over the devices (identity on one)
     ws, ls = _run_online(
         key,
         dyn,
@@ -325,6 +327,7 @@ def train_online(
         record_loss=record_loss,
         balanced=balanced,
     )
+    ws, ls = unpad((ws, ls), inits, axis=1)
     return _trajectory(ck, lr, ws, ls, lead)
 
 
@@ -362,6 +365,7 @@ def train_sweep(
         _check_task(t, balanced)
     key = _prepare_key(key, prng)
     dyn, spec = split_task(stacked)
+    dyn, P = shard_leading(dyn)  # tasks split over the devices (identity on one device)
     ws, ls = _run_sweep(
         key,
         dyn,
@@ -377,6 +381,7 @@ def train_sweep(
         record_loss=record_loss,
         balanced=balanced,
     )
+    ws, ls = unpad((ws, ls), P)
     return _trajectory(ck, lr, ws, ls, lead, extra=(len(tasks),))
 
 
