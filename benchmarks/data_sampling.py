@@ -27,6 +27,7 @@ dense path multiplies per axis (O(N sum L_a), 8x from 32x32 to 64x64) and is fas
 import argparse
 import math
 import os
+import platform
 import time
 
 import jax
@@ -98,9 +99,21 @@ def crossover(rows):
 
 
 def method_costs(runs):
-    print(f"jax {jax.__version__}, {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.2f}, {DTYPE.__name__}")
+    """Print (and return) the cost per batch of both maps to the sites on every ring and grid size."""
+    info = {
+        "jax": jax.__version__,
+        "cpus": os.cpu_count(),
+        "cpu": cpu_model(),
+        "load_before": round(os.getloadavg()[0], 2),
+        "dtype": DTYPE.__name__,
+        "runs": runs,
+        "batch": METHOD_BATCH,
+        "date": time.strftime("%Y-%m-%d"),
+    }
+    print(f"jax {info['jax']}, {info['cpus']} cpus ({info['cpu']}), load {info['load_before']}, {info['dtype']}")
     print(f"ms per batch of {METHOD_BATCH} samples of data.Gaussian(3): min / median / max over {runs} runs")
     model = data.Gaussian(3.0)
+    results = {"info": info, "ring": [], "grid": []}
     for title, sizes in (("ring", [(n,) for n in RINGS]), ("grid", list(GRIDS))):
         rows = []
         print(f"{title:>9s} {'N':>6s} {'draw only':>22s} {'dense':>26s} {'fft':>26s} {'dense/fft':>9s}")
@@ -122,13 +135,83 @@ def method_costs(runs):
 
             med = {m: float(np.median(t)) for m, t in cost.items()}
             rows.append(("x".join(map(str, shape)), N, med["dense"], med["fft"]))
+            results[title].append(
+                {"size": rows[-1][0], "N": N}
+                | {
+                    m: [1e3 * float(f(t)) for f in (np.min, np.median, np.max)]
+                    for m, t in [("draw", draw), *cost.items()]
+                }
+            )
             print(
                 f"{rows[-1][0]:>9s} {N:6d} {fmt(draw):>22s}  {fmt(cost['dense']):>24s}  {fmt(cost['fft']):>24s}"
                 f" {med['dense'] / med['fft']:9.2f}",
                 flush=True,
             )
+        results[f"crossover_{title}"] = crossover(rows)
         print(f"  crossover ({title}, medians): FFT faster from {crossover(rows)} on")
-    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+    info["load_after"] = round(os.getloadavg()[0], 2)
+    print(f"load average at the end: {info['load_after']}")
+    return results
+
+
+def cpu_model():
+    """The CPU's model name (Linux), else the platform's processor string."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def write_results(results, directory):
+    """``sampling_methods.md`` (a table the reproducibility page includes) and ``sampling_methods.png``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from localization import plotting
+
+    def faster(size, what):
+        return f"at no {what.split()[0]} size measured" if size is None else f"from the {what} {size} on"
+
+    info = results["info"]
+    lines = [
+        f"Measured {info['date']} with `benchmarks/data_sampling.py --methods --write`: {info['cpus']} CPUs"
+        f" ({info['cpu']}), jax {info['jax']}, {info['dtype']}, batches of {info['batch']} samples of"
+        f" `data.Gaussian(3)`, {info['runs']} timed runs (load average {info['load_before']} before,"
+        f" {info['load_after']} after). Milliseconds per batch, min / median / max; *draw* is the normals"
+        f" times the amplitudes alone. The FFT is faster {faster(results['crossover_ring'], 'ring of N =')}"
+        f" and {faster(results['crossover_grid'], 'grid')}.",
+        "",
+        "| input | N | draw | dense | FFT | dense / FFT |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for title in ("ring", "grid"):
+        for r in results[title]:
+            cells = [" / ".join(f"{v:.3g}" for v in r[m]) for m in ("draw", "dense", "fft")]
+            ratio = r["dense"][1] / r["fft"][1]
+            lines.append(f"| {title} {r['size']} | {r['N']} | " + " | ".join(cells) + f" | {ratio:.2f} |")
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "sampling_methods.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+    plotting.use_book_style()
+    fig, axes = plt.subplots(1, 2, figsize=(plotting.COLUMN_WIDTH, 3.0), layout="constrained")
+    for ax, title in zip(axes, ("ring", "grid"), strict=True):
+        N = np.array([r["N"] for r in results[title]])
+        for j, (m, label) in enumerate((("dense", "dense basis"), ("fft", "inverse real FFT"), ("draw", "draw only"))):
+            lo, med, hi = (np.array([r[m][i] for r in results[title]]) for i in range(3))
+            style = ":" if m == "draw" else "o-"
+            ax.errorbar(N, med, yerr=(med - lo, hi - med), fmt=style, ms=3, lw=1, color=f"C{j}", label=label)
+        ax.set(xscale="log", yscale="log", xlabel="N (sites)", title=f"{title}s")
+    axes[0].set_ylabel("ms per batch")
+    axes[0].legend()
+    fig.savefig(os.path.join(directory, "sampling_methods.png"), dpi=96)
+    plt.close(fig)
 
 
 DTYPE = jnp.float32
@@ -138,10 +221,13 @@ if __name__ == "__main__":
     parser.add_argument("--methods", action="store_true", help="only the dense vs FFT comparison")
     parser.add_argument("--runs", type=int, default=5, help="--methods: timed runs per size and method (>= 5)")
     parser.add_argument("--dtype", choices=["float32", "float64"], default="float32")
+    parser.add_argument("--write", metavar="DIR", help="--methods: also write DIR/sampling_methods.{md,png}")
     args = parser.parse_args()
     DTYPE = getattr(jnp, args.dtype)
     if args.methods:
-        method_costs(max(args.runs, 5))
+        results = method_costs(max(args.runs, 5))
+        if args.write:
+            write_results(results, args.write)
         raise SystemExit
     for impl in ["threefry2x32", "rbg", "unsafe_rbg"]:
         key = jax.random.key(0, impl=impl)
