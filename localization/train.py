@@ -19,6 +19,9 @@ Conventions (book-wide; the book states them once, in the chapter *Localization 
 * Steps run inside ``lax.scan``/``fori_loop`` under one ``jit``; compiled functions are cached by
   JAX on (static configuration, shapes, dtypes, task structure), so repeated calls with the same
   shapes do not recompile (learning rate and checkpoint *positions* are traced values).
+* Several devices: the initialisations (:func:`train_online`) or the tasks (:func:`train_sweep`) are
+  split over all JAX devices by :func:`localization.sharding.shard_leading` (identity on one device);
+  the shared batch is then drawn once per step on every device.
 
 Tasks: pytree tasks (``data.LengthscaleTask`` and the data models are pytrees whose family
 parameters — gain, k, J, nu — are leaves and whose length scales are static) enter the compiled
