@@ -1,0 +1,331 @@
+r"""The threshold mean :math:`f(w)` for laws on the hypercube :math:`\{-1, +1\}^n` (notes 002 §2–3).
+
+For a law :math:`p` on :math:`\{-1,+1\}^n` (notes 002 Eq. (5), the gradient of
+:math:`\mathbb E\,\mathrm{ReLU}(\langle w, X\rangle)`),
+
+.. math:: f(w) = \mathbb E\bigl[\mathbb 1(\langle w, X\rangle \ge 0)\, X\bigr]
+   = \sum_{x\in\{\pm1\}^n} p(x)\,\mathbb 1(\langle w, x\rangle \ge 0)\, x,
+
+computed **exactly** by enumerating the :math:`2^n` vertices (:func:`threshold_mean`; float64,
+:math:`n \le 16` so that the :math:`(\ldots, 2^n)` table of preactivations stays small).
+
+Ties. On the hypercube :math:`\langle w, x\rangle = 0` has positive mass for many :math:`w`
+(e.g. :math:`w = e_1 + e_2`). The source's convention :math:`\mathbb 1(\cdot \ge 0)` counts ties as
+*on*; consequently (derived here, tested in ``tests/test_hypercube.py``)
+
+.. math:: f(w) + f(-w) = \mathbb E X + \mathbb E\bigl[\mathbb 1(\langle w, X\rangle = 0)\,X\bigr],
+
+so :math:`f` is odd only when both terms vanish — for a sign-symmetric law
+(:math:`p(x) = p(-x)`) they do, ties or not; for a law with a bias they do not (:func:`tie_mean`).
+Ties are decided in floating point: :math:`|\langle w, x\rangle| \le` ``tie_tol`` counts as a tie
+(default 0, exact for dyadic weights such as :math:`(2, 1, 1)`).
+
+Closed forms (derived from :math:`\mathbb 1(y = 1) = (1 + y)/2` for :math:`y = \pm 1`, in terms of
+the product moments :math:`M_S = \mathbb E[(\prod_{i\in S} X_i)\,X]`, :func:`product_moment`;
+:math:`M_{\{i\}} = \Sigma e_i` with :math:`\Sigma = \mathbb E XX^\top`):
+
+* dominance, :math:`|w_k| > \sum_{i\ne k} |w_i|` (single bump, imbalanced bumps, the condition
+  :math:`\sum_{i\ge2}|w_i/w_1| < 1` of notes 002 §3): :math:`\operatorname{sign}\langle w, x\rangle
+  = \operatorname{sign}(w_k x_k)` and :math:`f(w) = \tfrac12(\mathbb E X + s_k \Sigma e_k)`,
+  :math:`s_k = \operatorname{sign} w_k` (:func:`dominant_closed_form`);
+* balanced bumps :math:`w = s_i e_i + s_j e_j`: :math:`f = \mathbb E X - \tfrac14(\mathbb E X - s_i
+  M_i - s_j M_j + s_i s_j M_{ij})` (:func:`balanced_closed_form`);
+* three bumps with :math:`|w_a|, |w_b|, |w_c|` obeying strict triangle inequalities: the sign is the
+  majority of :math:`y = s\odot x`, :math:`\operatorname{maj}(y) = \tfrac12(y_a+y_b+y_c-y_ay_by_c)`,
+  so :math:`f = \tfrac12\mathbb E X + \tfrac14(s_aM_a + s_bM_b + s_cM_c - s_as_bs_cM_{abc})`; at
+  equality :math:`|w_a| = |w_b| + |w_c|` the tie adds
+  :math:`\mathbb E[\mathbb 1(y_a=-1, y_b=y_c=1)X]` to the dominant form (:func:`three_bump_closed_form`).
+
+Laws: :func:`uniform_law` (iid signs), :func:`ising_ring_law` (exact Boltzmann weights of the periodic
+chain), :func:`sign_gaussian_law` / :func:`nlgp_limit_law` (the law of :math:`\operatorname{sign} Z`,
+:math:`Z\sim\mathcal N(0, C)`: NLGP at :math:`g\to\infty`; exact orthant probabilities for
+:math:`n \le 3` by Sheppard's formula and its trivariate extension) and :func:`nlgp_limit_law_mc`
+(Monte Carlo, :math:`n \le 6`, with binomial standard errors). Vertex ``k`` has
+:math:`x_i = 1 - 2\,\mathrm{bit}_i(k)` (:func:`vertices`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from itertools import combinations
+from typing import Any
+
+import jax
+import numpy as np
+
+from localization import validation as V
+from localization.data.spectral import covariance as _latent_covariance
+from localization.data.spectral import covariance_sqrt as _latent_sqrt
+
+__all__ = [
+    "MAX_DIMENSION",
+    "vertices",
+    "law_probabilities",
+    "uniform_law",
+    "ising_ring_law",
+    "sign_gaussian_law",
+    "nlgp_limit_law",
+    "nlgp_limit_law_mc",
+    "threshold_mean",
+    "tie_mean",
+    "expected_relu",
+    "product_moment",
+    "dominance_margin",
+    "dominant_closed_form",
+    "balanced_closed_form",
+    "three_bump_closed_form",
+    "separation_gap",
+]
+
+MAX_DIMENSION = 16
+"""Largest n enumerated: the preactivation table has 2^n entries per w (65 536 at n = 16)."""
+
+
+def _dimension(n: Any, maximum: int = MAX_DIMENSION) -> int:
+    n = V.integer("n", n, 1)
+    if n > maximum:
+        raise ValueError(f"n must be <= {maximum} (exact enumeration of 2^n vertices), got {n}")
+    return n
+
+
+def vertices(n: int) -> np.ndarray:
+    """(2^n, n) float64 array of all vertices of {-1, +1}^n; row k has x_i = 1 - 2 bit_i(k)."""
+    n = _dimension(n)
+    k = np.arange(2**n)[:, None]
+    return (1 - 2 * ((k >> np.arange(n)[None, :]) & 1)).astype(np.float64)
+
+
+def law_probabilities(p: Any, n: int) -> np.ndarray:
+    """Validate a law on {-1, +1}^n and return its (2^n,) float64 probabilities.
+
+    ``p`` is either an array of 2^n probabilities (non-negative, finite, summing to 1 within 1e-9,
+    ordered as :func:`vertices`) or a callable mapping the (2^n, n) vertex array to (2^n,)
+    non-negative weights (normalised here; their sum must be positive).
+    """
+    n = _dimension(n)
+    if callable(p):
+        w = np.asarray(p(vertices(n)), dtype=np.float64)
+        if w.shape != (2**n,):
+            raise ValueError(f"p(vertices) must have shape ({2**n},), got {w.shape}")
+        if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+            raise ValueError("p(vertices) must be finite, non-negative weights with a positive sum")
+        return w / w.sum()
+    w = np.asarray(p, dtype=np.float64)
+    if w.shape != (2**n,):
+        raise ValueError(f"p must have shape ({2**n},) for n = {n}, got {w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("p must be finite and non-negative")
+    if abs(w.sum() - 1.0) > 1e-9:
+        raise ValueError(f"p must sum to 1 (within 1e-9), got {w.sum()!r}")
+    return w
+
+
+def uniform_law(n: int) -> np.ndarray:
+    """(2^n,) probabilities of iid uniform signs (all 2^-n)."""
+    n = _dimension(n)
+    return np.full(2**n, 2.0**-n)
+
+
+def ising_ring_law(J: float, n: int) -> np.ndarray:
+    r"""(2^n,) exact Boltzmann probabilities :math:`\propto \exp(J\sum_i x_i x_{i+1 \bmod n})`.
+
+    The periodic chain of the paper's Ising model; for n = 2 the ring has the bond counted twice.
+    Its correlations equal :func:`localization.data.ising_correlation` (transfer matrix).
+    """
+    J = V.real_scalar("J", J)
+    n = _dimension(n, 16)
+    if n < 2:
+        raise ValueError(f"n must be >= 2 for a ring, got {n}")
+    x = vertices(n)
+    energy = np.sum(x * np.roll(x, -1, axis=1), axis=1)
+    w = np.exp(J * (energy - energy.max()))
+    return w / w.sum()
+
+
+def _orthant(r: np.ndarray) -> float:
+    """P(Z > 0) for Z ~ N(0, R), R a correlation matrix of size 1, 2 or 3 (Sheppard; trivariate)."""
+    m = r.shape[0]
+    if m == 1:
+        return 0.5
+    if m == 2:
+        return 0.25 + math.asin(r[0, 1]) / (2 * math.pi)
+    return 0.125 + sum(math.asin(r[i, j]) for i, j in ((0, 1), (0, 2), (1, 2))) / (4 * math.pi)
+
+
+def _correlation(cov: Any, n_max: int) -> np.ndarray:
+    c = np.asarray(V.finite_real_array("cov", cov), dtype=np.float64)
+    if c.ndim != 2 or c.shape[0] != c.shape[1] or not 1 <= c.shape[0] <= n_max:
+        raise ValueError(f"cov must be a square (n, n) matrix with 1 <= n <= {n_max}, got shape {c.shape}")
+    if not np.allclose(c, c.T, atol=1e-12) or np.any(np.diag(c) <= 0):
+        raise ValueError("cov must be symmetric with a positive diagonal")
+    if np.linalg.eigvalsh(c).min() < -1e-10 * np.abs(c).max():
+        raise ValueError("cov must be positive semi-definite")
+    d = 1 / np.sqrt(np.diag(c))
+    return np.clip(c * d[:, None] * d[None, :], -1.0, 1.0)
+
+
+def sign_gaussian_law(cov: Any) -> np.ndarray:
+    r"""(2^n,) exact law of :math:`\operatorname{sign} Z`, :math:`Z\sim\mathcal N(0, C)`, n <= 3.
+
+    Vertex :math:`x` has probability :math:`P(x\odot Z > 0)`, the positive orthant of the
+    correlation :math:`R_{ij}x_ix_j`: :math:`\tfrac14 + \arcsin(\rho)/(2\pi)` for n = 2 (Sheppard)
+    and :math:`\tfrac18 + \sum_{i<j}\arcsin(\rho_{ij})/(4\pi)` for n = 3. Larger n: use
+    :func:`nlgp_limit_law_mc`.
+    """
+    r = _correlation(cov, 3)
+    x = vertices(r.shape[0])
+    return np.array([_orthant(r * np.outer(v, v)) for v in x])
+
+
+def nlgp_limit_law(xi: float, n: int) -> np.ndarray:
+    """(2^n,) exact law of NLGP(g -> inf) = sign(Z), Z with the ring covariance C(xi) of data.spectral; n <= 3."""
+    n = _dimension(n, 3)
+    return sign_gaussian_law(_latent_covariance(xi, n))
+
+
+def nlgp_limit_law_mc(xi: float, n: int, key: Any, num_samples: int = 1_000_000) -> tuple[np.ndarray, np.ndarray]:
+    """Monte Carlo law of sign(Z), Z ~ N(0, C(xi)) on the ring of n <= 6 sites.
+
+    Returns ``(probabilities, standard_errors)``, both (2^n,) float64; the standard error of each
+    frequency is the binomial sqrt(p (1 - p) / num_samples) at the estimate.
+    """
+    n = _dimension(n, 6)
+    key = V.key("key", key)
+    num = V.integer("num_samples", num_samples, 2)
+    z = np.asarray(jax.random.normal(key, (num, n)), dtype=np.float64) @ _latent_sqrt(xi, n).T
+    index = ((z < 0).astype(np.int64) << np.arange(n)[None, :]).sum(axis=1)
+    prob = np.bincount(index, minlength=2**n) / num
+    return prob, np.sqrt(prob * (1 - prob) / num)
+
+
+def _weights(w: Any, n: int | None = None) -> np.ndarray:
+    w = np.asarray(V.finite_real_array("w", w), dtype=np.float64)
+    if w.ndim < 1:
+        raise ValueError(f"w must have shape (..., n), got a scalar {w!r}")
+    if n is not None and w.shape[-1] != n:
+        raise ValueError(f"w must have last dimension n = {n}, got shape {w.shape}")
+    _dimension(w.shape[-1])
+    return w
+
+
+def _tol(tie_tol: Any) -> float:
+    return V.nonnegative("tie_tol", tie_tol)
+
+
+def threshold_mean(w: Callable | Any, p: Any, tie_tol: float = 0.0) -> np.ndarray:
+    """f(w) = E[1(<w, X> >= 0) X] by exact enumeration (notes 002 Eq. (5)).
+
+    ``w``: (..., n) weights (batched over leading axes); ``p``: a law as in :func:`law_probabilities`.
+    Ties, |<w, x>| <= ``tie_tol``, count as on. Returns (..., n) float64.
+    """
+    w = _weights(w)
+    n = w.shape[-1]
+    prob, x = law_probabilities(p, n), vertices(n)
+    s = w @ x.T
+    return ((s >= -_tol(tie_tol)) * prob) @ x
+
+
+def tie_mean(w: Any, p: Any, tie_tol: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """(mass, mean): P(<w, X> = 0) of shape (...,) and E[1(<w, X> = 0) X] of shape (..., n)."""
+    w = _weights(w)
+    n = w.shape[-1]
+    prob, x = law_probabilities(p, n), vertices(n)
+    tie = (np.abs(w @ x.T) <= _tol(tie_tol)) * prob
+    return tie.sum(axis=-1), tie @ x
+
+
+def expected_relu(w: Any, p: Any) -> np.ndarray:
+    """E[ReLU(<w, X>)] of shape (...,) by enumeration (equals <w, f(w)>: f is 0-homogeneous)."""
+    w = _weights(w)
+    n = w.shape[-1]
+    prob, x = law_probabilities(p, n), vertices(n)
+    return np.maximum(w @ x.T, 0.0) @ prob
+
+
+def product_moment(p: Any, n: int, indices: tuple[int, ...]) -> np.ndarray:
+    """M_S = E[(prod_{i in S} X_i) X], shape (n,); S = () gives E X, S = (i,) gives Sigma e_i."""
+    prob, x = law_probabilities(p, n), vertices(n)
+    for i in indices:
+        if not (isinstance(i, (int, np.integer)) and 0 <= i < n):
+            raise ValueError(f"indices must be integers in [0, {n - 1}], got {indices!r}")
+    return (np.prod(x[:, list(indices)], axis=1) * prob) @ x
+
+
+def dominance_margin(w: Any) -> np.ndarray:
+    """|w_k| - sum_{i != k} |w_i| with k = argmax |w_i|, shape (...,); > 0 iff one entry dominates."""
+    a = np.abs(_weights(w))
+    return 2 * a.max(axis=-1) - a.sum(axis=-1)
+
+
+def _support(w: np.ndarray, size: int, name: str) -> list[int]:
+    idx = [int(i) for i in np.flatnonzero(w)]
+    if len(idx) != size:
+        raise ValueError(f"{name} needs w with exactly {size} non-zero entries, got {len(idx)}")
+    return idx
+
+
+def dominant_closed_form(w: Any, p: Any) -> np.ndarray:
+    """(E X + sign(w_k) Sigma e_k) / 2 for a single w (n,) with |w_k| > sum_{i != k} |w_i|.
+
+    Raises ValueError when no entry dominates (then sign<w, x> = sign(w_k x_k) fails for some x).
+    """
+    w = _weights(w)
+    if w.ndim != 1 or dominance_margin(w) <= 0:
+        raise ValueError("w must be one (n,) vector with |w_k| > sum_{i != k} |w_i| (dominance)")
+    n, k = w.shape[0], int(np.argmax(np.abs(w)))
+    return 0.5 * (product_moment(p, n, ()) + np.sign(w[k]) * product_moment(p, n, (k,)))
+
+
+def balanced_closed_form(w: Any, p: Any) -> np.ndarray:
+    """f for w with two non-zero entries of equal magnitude, w = c (s_i e_i + s_j e_j), c > 0."""
+    w = _weights(w)
+    i, j = _support(w, 2, "balanced_closed_form")
+    if w.ndim != 1 or abs(w[i]) != abs(w[j]):
+        raise ValueError(f"balanced_closed_form needs |w_i| = |w_j|, got {w[i]!r}, {w[j]!r}")
+    n, si, sj = w.shape[0], np.sign(w[i]), np.sign(w[j])
+    m = product_moment(p, n, ())
+    inner = m - si * product_moment(p, n, (i,)) - sj * product_moment(p, n, (j,))
+    return m - 0.25 * (inner + si * sj * product_moment(p, n, (i, j)))
+
+
+def three_bump_closed_form(w: Any, p: Any) -> np.ndarray:
+    """f for w with three non-zero entries (any signs and order): dominant, tie or majority regime."""
+    w = _weights(w)
+    idx = _support(w, 3, "three_bump_closed_form")
+    if w.ndim != 1:
+        raise ValueError(f"w must be one (n,) vector, got shape {w.shape}")
+    n = w.shape[0]
+    a, b, c = sorted(idx, key=lambda i: -abs(w[i]))
+    s = {i: float(np.sign(w[i])) for i in idx}
+    margin = abs(w[a]) - abs(w[b]) - abs(w[c])
+    m = {S: product_moment(p, n, S) for r in range(4) for S in combinations((a, b, c), r)}
+    if margin > 0:
+        return dominant_closed_form(w, p)
+    if margin < 0:  # strict triangle inequalities: sign<w, x> = majority of s * x
+        lin = s[a] * m[(a,)] + s[b] * m[(b,)] + s[c] * m[(c,)]
+        return 0.5 * m[()] + 0.25 * (lin - s[a] * s[b] * s[c] * m[(a, b, c)])
+    # |w_a| = |w_b| + |w_c|: add E[1(y_a = -1) 1(y_b = 1) 1(y_c = 1) X], y = s * x, expanded
+    extra = np.zeros(n)
+    for r in range(4):
+        for S in combinations((a, b, c), r):
+            extra += np.prod([(-s[i] if i == a else s[i]) for i in S]) * m[S]
+    return dominant_closed_form(np.where(np.arange(n) == a, w, 0.0), p) + extra / 8
+
+
+def separation_gap(w: Any, k: int) -> tuple[float, float]:
+    """(delta, tail) for the split after the k largest |w_i| (notes 002 Eq. (13)).
+
+    delta = min over x in {-1, 1}^k of |sum of the head terms|, tail = sum of the other |w_i|.
+    If tail < delta then 1(<w, x> >= 0) = 1(<w_head, x> >= 0) for every vertex x.
+    """
+    w = _weights(w)
+    if w.ndim != 1:
+        raise ValueError(f"w must be one (n,) vector, got shape {w.shape}")
+    n = w.shape[0]
+    k = V.integer("k", k, 1)
+    if k > n:
+        raise ValueError(f"k must be <= n = {n}, got {k}")
+    order = np.argsort(-np.abs(w), kind="stable")
+    head, tail = w[order[:k]], w[order[k:]]
+    return float(np.abs(vertices(k) @ head).min()), float(np.abs(tail).sum())
