@@ -13,6 +13,7 @@ Modules:
 * ``gaussian`` — the exact ReLU flow on Gaussian and elliptical data, its fixed points, sinusoid fits.
 * ``gates`` — gating structures of the gated deep linear network (the ``Gating`` protocol);
 * ``gdln`` — the GDLN flow, its exact solution, OLS limit and loss; ``gdln_moments`` — its moments.
+* ``hypercube`` — f(w) = E[1(⟨w, X⟩ ≥ 0) X] on {-1, +1}^n by exact enumeration, its closed forms.
 
 The names listed in ``__all__`` are re-exported here (``theory.amplifier(m)``,
 ``theory.integrate_effective(...)``); ``derivation``, ``assumptions`` and ``gaussian`` are used as modules.

@@ -214,10 +214,10 @@ def _tol(tie_tol: Any) -> float:
 
 
 def threshold_mean(w: Callable | Any, p: Any, tie_tol: float = 0.0) -> np.ndarray:
-    """f(w) = E[1(<w, X> >= 0) X] by exact enumeration (notes 002 Eq. (5)).
+    r"""f(w) = E[1(<w, X> >= 0) X] by exact enumeration (notes 002 Eq. (5)).
 
     ``w``: (..., n) weights (batched over leading axes); ``p``: a law as in :func:`law_probabilities`.
-    Ties, |<w, x>| <= ``tie_tol``, count as on. Returns (..., n) float64.
+    Ties, :math:`|\langle w, x\rangle| \le` ``tie_tol``, count as on. Returns (..., n) float64.
     """
     w = _weights(w)
     n = w.shape[-1]
@@ -253,7 +253,7 @@ def product_moment(p: Any, n: int, indices: tuple[int, ...]) -> np.ndarray:
 
 
 def dominance_margin(w: Any) -> np.ndarray:
-    """|w_k| - sum_{i != k} |w_i| with k = argmax |w_i|, shape (...,); > 0 iff one entry dominates."""
+    r"""Margin :math:`|w_k| - \sum_{i\ne k}|w_i|`, :math:`k = \arg\max_i |w_i|`, shape (...,); > 0 iff one dominates."""
     a = np.abs(_weights(w))
     return 2 * a.max(axis=-1) - a.sum(axis=-1)
 
@@ -266,7 +266,7 @@ def _support(w: np.ndarray, size: int, name: str) -> list[int]:
 
 
 def dominant_closed_form(w: Any, p: Any) -> np.ndarray:
-    """(E X + sign(w_k) Sigma e_k) / 2 for a single w (n,) with |w_k| > sum_{i != k} |w_i|.
+    r"""(E X + sign(w_k) Sigma e_k) / 2 for a single w (n,) with :math:`|w_k| > \sum_{i\ne k}|w_i|`.
 
     Raises ValueError when no entry dominates (then sign<w, x> = sign(w_k x_k) fails for some x).
     """
@@ -314,9 +314,10 @@ def three_bump_closed_form(w: Any, p: Any) -> np.ndarray:
 
 
 def separation_gap(w: Any, k: int) -> tuple[float, float]:
-    """(delta, tail) for the split after the k largest |w_i| (notes 002 Eq. (13)).
+    r"""(delta, tail) for the split after the k largest :math:`|w_i|` (notes 002 Eq. (13)).
 
-    delta = min over x in {-1, 1}^k of |sum of the head terms|, tail = sum of the other |w_i|.
+    :math:`\delta = \min_{x\in\{\pm1\}^k}|\sum_{i\le k} w_{(i)}x_i|` over the head, tail = sum of the
+    other :math:`|w_i|`.
     If tail < delta then 1(<w, x> >= 0) = 1(<w_head, x> >= 0) for every vertex x.
     """
     w = _weights(w)
