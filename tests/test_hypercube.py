@@ -166,7 +166,7 @@ def _transformed_law(p, a):
 @pytest.mark.parametrize("n", [3, 5])
 def test_equivariance_under_symmetries(n):
     """For A X ~ X (A a signed permutation, so A^{-T} = A): f(A w) = A^{-T} f(w)."""
-    p = H.ising_ring_law(0.6, n)
+    p = H.ising_ring_law(0.6, n) if n > 3 else H.nlgp_limit_law(1.5, n)
     shift = _signed_permutation(np.roll(np.arange(n), 1), np.ones(n))
     reflect = _signed_permutation(np.arange(n)[::-1], np.ones(n))
     flip = -np.eye(n)
@@ -328,3 +328,22 @@ def test_separation_gap_reduction():
     w = np.array([3.0, 2.0, 0.5])
     delta, _ = H.separation_gap(w, 3)
     assert max(-((x @ w) ** 2) for x in H.vertices(3)) == pytest.approx(-(delta**2))
+
+
+def test_notes_eq20_sum_over_coordinates_is_not_f():
+    """Notes 002 Eq. (20) replaces the product over j in Eq. (19) by a sum; the result is not f.
+
+    sum_j g_j(x) = sum_{x' in Theta} (n + <x, x'>)/2, so the right side of Eq. (20) equals
+    (n |Theta| / 2) E X + Sigma s / 2 with s = sum_{x' in Theta} x', while f = sum_{x'} p(x') x'.
+    """
+    n = 4
+    x = H.vertices(n)
+    w = np.array([1.3, -0.7, 0.4, 0.2])
+    theta = x[x @ w >= 0]
+    for p in _laws(n).values():
+        g = np.array([[np.sum(theta[:, j] == v[j]) for j in range(n)] for v in x])  # g_j(x), (2^n, n)
+        rhs = (p * g.sum(axis=1)) @ x
+        sigma = (x * p[:, None]).T @ x
+        s = theta.sum(axis=0)
+        np.testing.assert_allclose(rhs, n * len(theta) / 2 * (p @ x) + sigma @ s / 2, atol=1e-13)
+        assert np.abs(rhs - H.threshold_mean(w, p)).max() > 0.5
