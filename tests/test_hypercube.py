@@ -347,3 +347,20 @@ def test_notes_eq20_sum_over_coordinates_is_not_f():
         s = theta.sum(axis=0)
         np.testing.assert_allclose(rhs, n * len(theta) / 2 * (p @ x) + sigma @ s / 2, atol=1e-13)
         assert np.abs(rhs - H.threshold_mean(w, p)).max() > 0.5
+
+
+def test_largest_entry_of_f_for_exchangeable_laws_and_a_failure_on_the_ising_ring():
+    """Swap pairing: if p is invariant under x_i <-> x_j and sign flips, |w_i| > |w_j| => |f_i| >= |f_j|.
+
+    Pair x with x_i, x_j swapped: <w, x> grows by 2(|w_i| - |w_j|) >= 0 when s_i x_i = 1 = -s_j x_j,
+    so sum p(x) 1(<w, x> >= 0)(s_i x_i - s_j x_j) >= 0. The iid uniform law qualifies; the Ising
+    ring does not (coordinates at different distances), and the argmax of |f| can move.
+    """
+    for n in (4, 6, 8):
+        w = np.random.default_rng(n).normal(size=(500, n))
+        f = np.abs(H.threshold_mean(w, H.uniform_law(n)))
+        k = np.argmax(np.abs(w), axis=1)
+        assert np.all(f[np.arange(500), k] >= f.max(axis=1) - 1e-15)
+    w = np.array([0.9, 0.1, -0.75, -0.92])
+    f = H.threshold_mean(w, H.ising_ring_law(0.7, 4))
+    assert np.argmax(np.abs(w)) == 3 and np.abs(f[2]) > np.abs(f[3]) + 0.01

@@ -36,6 +36,13 @@ the product moments :math:`M_S = \mathbb E[(\prod_{i\in S} X_i)\,X]`, :func:`pro
   equality :math:`|w_a| = |w_b| + |w_c|` the tie adds
   :math:`\mathbb E[\mathbb 1(y_a=-1, y_b=y_c=1)X]` to the dominant form (:func:`three_bump_closed_form`).
 
+"f extracts the maximum of w" (notes 002 §3.1) holds exactly under dominance (above: :math:`f`
+depends on :math:`w` only through :math:`k` and :math:`s_k`, for every law) and fails without it: in
+the majority regime of three bumps :math:`f` weights all three coordinates (iid uniform:
+:math:`f = \tfrac14(1, 1, 1)` at :math:`w = (1.5, 1.2, 1)`). A weaker statement, :math:`|f_k| \ge
+|f_i|` at :math:`k = \arg\max|w_i|`, holds for laws invariant under coordinate swaps and sign flips
+(iid uniform; pair :math:`x` with its :math:`i \leftrightarrow k` swap) and fails on the Ising ring.
+
 Laws: :func:`uniform_law` (iid signs), :func:`ising_ring_law` (exact Boltzmann weights of the periodic
 chain), :func:`sign_gaussian_law` / :func:`nlgp_limit_law` (the law of :math:`\operatorname{sign} Z`,
 :math:`Z\sim\mathcal N(0, C)`: NLGP at :math:`g\to\infty`; exact orthant probabilities for
