@@ -17,11 +17,12 @@ each map to the sites (``method="dense"``: products with the real Fourier basis,
 also the cost of the draw alone (normals times amplitudes, no map). Jitted once per size and method
 (the number of batches per run is a traced loop bound, set so a run lasts ~0.2 s); min/median/max
 over ``--runs`` runs; prints the crossover (smallest size from which the FFT is faster at every
-larger size of the list). Findings (load average 4.5-8 on the 2 cores, so noisy): on a ring the
-medians cross between N = 128 and 256 (FFT/dense cost 1.0-1.4 at 128, 0.7 at 256, 0.19 at 4096,
-where the dense product alone takes ~0.7 s of float32 per batch, the FFT ~0.03 s); on grids the
-dense path multiplies per axis (O(N sum L_a), 8x from 32x32 to 64x64) and is faster than the FFT up to
-32x32, even at 64x64. Hence ``spectral.FFT_MIN_LENGTH = 129`` (per axis).
+larger size of the list). ``--write DIR`` also writes DIR/sampling_methods.md (the table the
+reproducibility page includes) and DIR/sampling_methods.png (its curve). Findings: on a ring the
+medians cross between N = 256 and 512 on a quiet machine (dense/FFT cost ratio 0.70 at 256, 1.17 at
+512, 4.6 at 4096, where a dense batch takes ~0.23 s in float32, an FFT batch ~0.05 s); under
+load the ratio at 256 was 0.97-1.46. On grids the dense path multiplies per axis (O(N sum L_a)) and is
+faster than the FFT up to 64x64. Hence ``spectral.FFT_MIN_LENGTH = 257`` (per axis).
 """
 
 import argparse

@@ -278,12 +278,13 @@ def standard_normals(key: Any, shape: tuple[int, ...], dtype: Any) -> jax.Array:
 #: basis, ``"fft"`` uses one inverse real FFT per axis (:func:`synthesize_axis`).
 METHODS = ("auto", "dense", "fft")
 
-#: ``"auto"`` uses the FFT on axes at least this long. Measured (``benchmarks/data_sampling.py
-#: --methods``, batch 1000, float32 and float64, shared 2-core CPU): on a ring the FFT is 0.7-1.0x as
-#: fast as the dense product at N = 128, 1.3-1.5x at 256, 5x at 4096; on grids the dense product is
-#: per axis (O(N sum L_a)) and the FFT only breaks even at 64 x 64. 129 is also above every size the
-#: chapters sample (N <= 128), whose samples thus stay the dense ones bit for bit.
-FFT_MIN_LENGTH = 129
+#: ``"auto"`` uses the FFT on axes at least this long. Measured on this book's 2-core CPU
+#: (``benchmarks/data_sampling.py --methods``, batch 1000, float32; the table on the reproducibility
+#: page): on a ring the two are close at N = 256 (dense/FFT cost ratio 0.70 on a quiet machine, 0.97-1.46
+#: under load) and the FFT wins from 512 on (ratio 1.2-2.1 at 512, about 4.5 at 4096); on grids the
+#: dense product is per axis (O(N sum L_a)) and faster than the FFT up to 64 x 64. Hence the FFT from
+#: 257 sites per axis; all sizes the chapters sample (<= 128 per axis) stay the dense ones bit for bit.
+FFT_MIN_LENGTH = 257
 
 _METHOD = contextvars.ContextVar("localization_sampling_method", default="auto")
 
