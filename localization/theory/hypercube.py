@@ -3,8 +3,8 @@ r"""The threshold mean :math:`f(w)` for laws on the hypercube :math:`\{-1, +1\}^
 For a law :math:`p` on :math:`\{-1,+1\}^n` (notes 002 Eq. (5), the gradient of
 :math:`\mathbb E\,\mathrm{ReLU}(\langle w, X\rangle)`),
 
-.. math:: f(w) = \mathbb E\bigl[\mathbb 1(\langle w, X\rangle \ge 0)\, X\bigr]
-   = \sum_{x\in\{\pm1\}^n} p(x)\,\mathbb 1(\langle w, x\rangle \ge 0)\, x,
+.. math:: f(w) &= \mathbb E\bigl[\mathbb 1(\langle w, X\rangle \ge 0)\, X\bigr]\\
+   &= \sum_{x\in\{\pm1\}^n} p(x)\,\mathbb 1(\langle w, x\rangle \ge 0)\, x,
 
 computed **exactly** by enumerating the :math:`2^n` vertices (:func:`threshold_mean`; float64,
 :math:`n \le 16` so that the :math:`(\ldots, 2^n)` table of preactivations stays small).
@@ -13,7 +13,8 @@ Ties. On the hypercube :math:`\langle w, x\rangle = 0` has positive mass for man
 (e.g. :math:`w = e_1 + e_2`). The source's convention :math:`\mathbb 1(\cdot \ge 0)` counts ties as
 *on*; consequently (derived here, tested in ``tests/test_hypercube.py``)
 
-.. math:: f(w) + f(-w) = \mathbb E X + \mathbb E\bigl[\mathbb 1(\langle w, X\rangle = 0)\,X\bigr],
+.. math:: f(w) + f(-w) &= \mathbb E X\\
+   &\quad+ \mathbb E\bigl[\mathbb 1(\langle w, X\rangle = 0)\,X\bigr],
 
 so :math:`f` is odd only when both terms vanish — for a sign-symmetric law
 (:math:`p(x) = p(-x)`) they do, ties or not; for a law with a bias they do not (:func:`tie_mean`).
