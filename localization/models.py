@@ -259,7 +259,7 @@ def _scaled_normal(key, std, shape, dtype):
 def init_params(
     key: jax.Array,
     K: int,
-    N: int,
+    N: int | tuple[int, ...],
     init_scale: float = 0.1,
     *,
     model: str = "committee",
@@ -272,10 +272,14 @@ def init_params(
     First-layer weights (K, N) via :func:`init_weights`; biases ``b`` (K,) and readout ``a`` (K,) are
     Gaussian with the Xavier variance of their layer (``2/(1+K)`` for ``a``, fan-in 1 / fan-out K for
     ``b``: ``2/(1+K)``) times ``init_scale``; the output bias ``c`` starts at 0.
+
+    ``N`` is the input size as everywhere in the library: an int (a ring of N sites) or a grid shape
+    such as ``(30, 30)``; the weights are then over the flattened grid, (K, prod(N)) in row-major
+    order, the layout of the data models' samples — train them with ``n=N``.
     """
     key = v.key("key", key)
     K = v.integer("K", K, 1)
-    N = v.integer("N", N, 1)
+    N = math.prod(v.shape("N", N, minimum=1))
     init_scale = v.positive("init_scale", init_scale)
     if model not in ("committee", "two_layer"):
         raise ValueError(f"model must be 'committee' or 'two_layer', got {model!r}")

@@ -87,6 +87,21 @@ def test_init_params_shapes():
     assert r.c.shape == (2,) and np.all(np.asarray(r.c) == 0)
 
 
+def test_init_params_on_a_grid_are_the_flattened_weights_with_the_grid_fan_in():
+    # A grid input size (as for the data models) gives weights over the flattened grid: the same draw
+    # as N = prod(shape), with the Xavier variance 2 * scale / (prod(shape) + K).
+    key = jax.random.key(3)
+    grid = models.init_params(key, 20, (30, 30), 0.5, num=8)
+    flat = models.init_params(key, 20, 900, 0.5, num=8)
+    assert grid.w.shape == (8, 20, 900)
+    assert np.array_equal(np.asarray(grid.w), np.asarray(flat.w))
+    w = np.asarray(grid.w).ravel()
+    var, se = 0.5 * 2 / (900 + 20), np.sqrt(2 / w.size) * 0.5 * 2 / (900 + 20)  # SE of a Gaussian variance
+    assert abs(w.var() - var) < 6 * se
+    with pytest.raises(ValueError, match=r"N\[1\] must be"):
+        models.init_params(key, 2, (3, 0))
+
+
 # --------------------------------------------------------------------------------------- validation
 def test_activation_validation():
     with pytest.raises(ValueError, match="activation must be one of"):
