@@ -9,10 +9,14 @@ small and pure. ``N = prod(n)`` for a grid input size ``n``.
 * :func:`relu_neuron` — paper model (M2): :math:`\hat y(x)=\mathrm{ReLU}(\langle w,x\rangle)`, no bias.
 * :func:`committee` — soft committee machine: paper (M1) with the second layer fixed at :math:`1/K`,
   :math:`\hat y(x)=\frac1K\sum_{k=1}^K\sigma(\langle w_k,x\rangle+b_k)` (optional bias ``b``).
-* :func:`two_layer` — paper (M1) with trainable readout ``a`` and output bias ``c``, scaled by
-  :math:`1/K`: :math:`\hat y(x)=c+\frac1K\sum_k a_k\,\sigma(\langle w_k,x\rangle+b_k)`. The
+* :func:`two_layer` — paper (M1) with trainable readout ``a`` and output bias ``c``, both scaled by
+  :math:`1/K`: :math:`\hat y(x)=\frac1K\bigl(c+\sum_k a_k\,\sigma(\langle w_k,x\rangle+b_k)\bigr)`. The
   :math:`1/K` keeps the output of order one at initialisation; it is a reparametrisation of the
-  paper's :math:`w^{(2)}_m` (:math:`w^{(2)}_m = a_m/K`).
+  paper's second layer (:math:`w^{(2)}_m = a_m/K`, :math:`b^{(2)} = c/K`) and the forward pass of the
+  paper's code (``MLP.__call__`` in ``localization/models/feedforward.py`` of
+  github.com/leonlufkin/Localization at 5ebb565 divides the whole readout layer, bias included, by K).
+  With ``c`` outside the :math:`1/K`, SGD would move ``c`` K² times faster than the paper's code does
+  (at the paper's lr 80–100 with K = 10 that diverges).
 
 Activations ``σ``: ``"relu"`` (:math:`\max(h,0)`), ``"sigmoid"`` (logistic :math:`1/(1+e^{-h})`) and
 ``"erf"`` (:math:`\operatorname{erf}(h/\sqrt2)`, the odd "sigmoidal" unit of Ingrosso & Goldt and the
@@ -22,7 +26,10 @@ Initialisation (reference settings): every weight is an independent centred Gaus
 "isotropic Gaussian distribution with scaled variance", Section 2.1) with the Xavier/Glorot variance
 :math:`2/(\text{fan}_\text{in}+\text{fan}_\text{out})` multiplied by ``init_scale`` (0.001 for the
 single neuron, 0.1 for the committee machine in the paper's figures). For a single neuron
-:math:`\text{fan}_\text{out}=1`, so the variance is ``init_scale · 2/(N+1)``.
+:math:`\text{fan}_\text{out}=1`, so the variance is ``init_scale · 2/(N+1)``. The readout and the biases
+of :func:`init_params` follow the paper's code rather than its text (Section 2.1 says weights *and
+biases* are Gaussian): the readout starts at 1 plus a Xavier draw (``init_shift=1.`` of the readout
+layer), every bias at 0.
 """
 
 from __future__ import annotations
@@ -155,7 +162,7 @@ def committee(W: ArrayLike, x: ArrayLike, activation: str = "sigmoid", b: ArrayL
 
 def two_layer(params: Params, x: ArrayLike, activation: str = "relu") -> jax.Array:
     r"""Two-layer network with trainable readout, paper (M1):
-    :math:`\hat y = c + \frac1K\sum_k a_k\,\sigma(\langle w_k, x\rangle + b_k)`.
+    :math:`\hat y = \frac1K\bigl(c + \sum_k a_k\,\sigma(\langle w_k, x\rangle + b_k)\bigr)`.
 
     Parameters
     ----------
@@ -177,13 +184,13 @@ def two_layer(params: Params, x: ArrayLike, activation: str = "relu") -> jax.Arr
     a = v.float_array("a", params.a, ndim_min=1)
     if a.shape != (hid.shape[-1],):
         raise ValueError(f"params.a must have shape (K,) = ({hid.shape[-1]},), got {tuple(a.shape)}")
-    out = hid @ a / hid.shape[-1]
+    out = hid @ a
     if params.c is not None:
         c = jnp.asarray(params.c)
         if c.shape != ():
             raise ValueError(f"params.c must be a scalar, got shape {tuple(c.shape)}")
         out = out + c
-    return out
+    return out / hid.shape[-1]
 
 
 def predict(model: str, params: ArrayLike | Params, x: ArrayLike, activation: str = "relu") -> jax.Array:
@@ -264,14 +271,17 @@ def init_params(
     *,
     model: str = "committee",
     bias: bool = False,
+    readout_mean: float = 1.0,
     num: int | None = None,
     dtype: Any = jnp.float64,
 ) -> Params:
     """Initial :class:`Params` for ``model`` "committee" (w, optional b) or "two_layer" (w, a, optional b, c).
 
-    First-layer weights (K, N) via :func:`init_weights`; biases ``b`` (K,) and readout ``a`` (K,) are
-    Gaussian with the Xavier variance of their layer (``2/(1+K)`` for ``a``, fan-in 1 / fan-out K for
-    ``b``: ``2/(1+K)``) times ``init_scale``; the output bias ``c`` starts at 0.
+    As the paper's code (``Linear`` and ``MLP`` in ``localization/models/feedforward.py``,
+    github.com/leonlufkin/Localization at 5ebb565): first-layer weights (K, N) Xavier-normal times
+    ``init_scale`` (variance ``init_scale · 2/(N+K)``, as :func:`init_weights`); readout ``a`` (K,) =
+    ``readout_mean`` + Xavier-normal of the readout layer (variance ``init_scale · 2/(K+1)``); hidden
+    biases ``b`` (K,) and the output bias ``c`` start at 0.
 
     ``N`` is the input size as everywhere in the library: an int (a ring of N sites) or a grid shape
     such as ``(30, 30)``; the weights are then over the flattened grid, (K, prod(N)) in row-major
@@ -287,21 +297,23 @@ def init_params(
         raise TypeError(f"bias must be a bool, got {bias!r}")
     if num is not None:
         num = v.integer("num", num, 1)
+    readout_mean = v.real_scalar("readout_mean", readout_mean)
     dtype = _float_dtype(dtype)
     std_w = math.sqrt(init_scale * 2.0 / (N + K))
-    std_k = math.sqrt(init_scale * 2.0 / (1 + K))
-    return _init_params(key, jnp.asarray(std_w, dtype), jnp.asarray(std_k, dtype), K, N, model, bias, num, dtype)
+    std_a = math.sqrt(init_scale * 2.0 / (1 + K))
+    consts = [jnp.asarray(c, dtype) for c in (std_w, std_a, readout_mean)]
+    return _init_params(key, *consts, K, N, model, bias, num, dtype)
 
 
-@partial(jax.jit, static_argnums=(3, 4, 5, 6, 7, 8))
-def _init_params(key, std_w, std_k, K, N, model, bias, num, dtype):
-    kw, kb, ka = jax.random.split(key, 3)
+@partial(jax.jit, static_argnums=(4, 5, 6, 7, 8, 9))
+def _init_params(key, std_w, std_a, readout_mean, K, N, model, bias, num, dtype):
+    kw, _, ka = jax.random.split(key, 3)  # three keys: the weights stay the draw of earlier versions
     lead = () if num is None else (num,)
     w = std_w * jax.random.normal(kw, (*lead, K, N), dtype)
-    b = std_k * jax.random.normal(kb, (*lead, K), dtype) if bias else None
+    b = jnp.zeros((*lead, K), dtype) if bias else None
     if model == "committee":
         return Params(w=w, b=b)
-    a = std_k * jax.random.normal(ka, (*lead, K), dtype)
+    a = readout_mean + std_a * jax.random.normal(ka, (*lead, K), dtype)
     c = jnp.zeros(lead, dtype) if bias else None
     return Params(w=w, b=b, a=a, c=c)
 

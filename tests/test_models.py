@@ -35,7 +35,8 @@ def test_committee_and_two_layer_formulas(activation, f):
     np.testing.assert_allclose(models.committee(W, X, activation), f(X @ W.T).mean(-1), rtol=1e-13)
     a = RNG.normal(size=3)
     p = models.Params(w=W, b=B, a=a, c=0.25)
-    np.testing.assert_allclose(models.two_layer(p, X, activation), 0.25 + f(h) @ a / 3, rtol=1e-13)
+    # the output bias sits inside the 1/K, as the paper's code (feedforward.MLP: fc2(x) / num_hiddens)
+    np.testing.assert_allclose(models.two_layer(p, X, activation), (0.25 + f(h) @ a) / 3, rtol=1e-13)
     np.testing.assert_allclose(models.two_layer(models.Params(w=W, a=a), X, activation), f(X @ W.T) @ a / 3, rtol=1e-13)
 
 
@@ -85,6 +86,21 @@ def test_init_params_shapes():
     r = models.init_params(key, 4, 6, model="two_layer", bias=True, num=2)
     assert r.w.shape == (2, 4, 6) and r.a.shape == (2, 4) and r.b.shape == (2, 4)
     assert r.c.shape == (2,) and np.all(np.asarray(r.c) == 0)
+    assert np.all(np.asarray(p.b) == 0) and np.all(np.asarray(r.b) == 0)  # biases start at 0 (paper's code)
+
+
+def test_init_params_readout_is_shifted_xavier():
+    # The paper's code: readout = init_shift (1) + sqrt(init_scale) * glorot_normal(K -> 1), var 2 scale / (K + 1).
+    key = jax.random.key(5)
+    K, num, scale = 10, 20_000, 0.1
+    a = np.asarray(models.init_params(key, K, 40, scale, model="two_layer", num=num).a).ravel()
+    var = scale * 2 / (K + 1)
+    se_mean, se_var = math.sqrt(var / a.size), var * math.sqrt(2 / a.size)
+    assert abs(a.mean() - 1.0) < 6 * se_mean and abs(a.var() - var) < 6 * se_var
+    a0 = np.asarray(models.init_params(key, K, 40, scale, model="two_layer", readout_mean=0.0, num=num).a).ravel()
+    np.testing.assert_allclose(a0, a - 1.0, atol=1e-12)
+    with pytest.raises(ValueError, match="readout_mean"):
+        models.init_params(key, K, 40, model="two_layer", readout_mean=float("nan"))
 
 
 def test_init_params_on_a_grid_are_the_flattened_weights_with_the_grid_fan_in():
