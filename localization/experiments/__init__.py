@@ -7,12 +7,14 @@ One module per chapter or figure; they depend downward on ``theory``, ``train``,
   Kur × length-scale phase diagram;
 * ``comparison`` — *Effective dynamics vs simulation* (paper §4.2, Figs. 3, 8): SGD and the
   effective flow from the same initialisations, flow sweeps, the Monte Carlo SGD drift;
-* ``data_properties`` — *Idealized naturalistic data*: measured S1–S3 statistics of a data model.
+* ``data_properties`` — *Idealized naturalistic data*: measured S1–S3 statistics of a data model;
+* ``many_neurons`` — *Many neurons* (paper §4.4, Figs. 6, 7 and 1 right): populations of receptive
+  fields of the committee machine and the two-layer network, on rings and tori.
 
 The names in ``__all__`` are re-exported here (``experiments.fig5(key)``).
 """
 
-from localization.experiments import comparison, data_properties, simulation
+from localization.experiments import comparison, data_properties, many_neurons, simulation
 from localization.experiments.comparison import (
     Comparison,
     MonteCarloDrift,
@@ -21,6 +23,16 @@ from localization.experiments.comparison import (
     monte_carlo_drift,
 )
 from localization.experiments.data_properties import property_statistics
+from localization.experiments.many_neurons import (
+    FIG1_GRID,
+    FIG6_KUR4,
+    FIG6_KUR10,
+    FIG7_RELU_KUR30,
+    FIG7_SIGMOID_KUR4,
+    Population,
+    PopulationSettings,
+    train_population,
+)
 from localization.experiments.simulation import (
     PAPER_FIG5,
     Fig5Result,
@@ -38,6 +50,7 @@ from localization.experiments.simulation import (
 __all__ = [
     "comparison",
     "data_properties",
+    "many_neurons",
     "simulation",
     "Comparison",
     "MonteCarloDrift",
@@ -45,6 +58,14 @@ __all__ = [
     "flow_sweep",
     "monte_carlo_drift",
     "property_statistics",
+    "FIG1_GRID",
+    "FIG6_KUR4",
+    "FIG6_KUR10",
+    "FIG7_RELU_KUR30",
+    "FIG7_SIGMOID_KUR4",
+    "Population",
+    "PopulationSettings",
+    "train_population",
     "PAPER_FIG5",
     "Fig5Result",
     "Fig5Settings",

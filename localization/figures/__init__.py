@@ -3,6 +3,7 @@
 
 * ``draw`` — the drawing code the chapters call (paper Figs. 2, 3, 5, 8 and the phase diagram);
 * ``mechanism`` — the drawing code of the mechanism chapter's figures;
+* ``many_neurons`` — the drawing code of the many-neuron figures (paper Figs. 6, 7, 1 right);
 * ``registry`` — every figure the command writes (:data:`FIGURES`, paper numbering in the names),
   computed with its chapter's library calls and keys, at the chapter's or the paper's scale, and
   :func:`render`, which writes them as PNG files.
@@ -10,7 +11,7 @@
 The names in ``__all__`` are re-exported here (``figures.draw_ipr_vs_kurtosis(ax, result)``).
 """
 
-from localization.figures import draw, mechanism, registry
+from localization.figures import draw, many_neurons, mechanism, registry
 from localization.figures.draw import (
     FIG2_MODELS,
     draw_breakdown,
@@ -25,6 +26,7 @@ from localization.figures.registry import FIGURES, SCALES, FigureEntry, describe
 
 __all__ = [
     "draw",
+    "many_neurons",
     "mechanism",
     "registry",
     "FIG2_MODELS",

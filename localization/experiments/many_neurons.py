@@ -1,0 +1,217 @@
+r"""Experiments of the chapter *Many neurons* (paper §4.4, Figs. 6 and 7, and Fig. 1 right): populations
+of receptive fields learned by the soft committee machine and the two-layer network (paper (M1)).
+
+* :class:`PopulationSettings` — one training configuration (data family and parameter, length-scales,
+  input size — an int or a grid shape —, architecture, initialisation and SGD settings); the paper's
+  figures are the constants :data:`FIG6_KUR10`, :data:`FIG6_KUR4`, :data:`FIG7_SIGMOID_KUR4`,
+  :data:`FIG7_RELU_KUR30` and :data:`FIG1_GRID`.
+* :func:`train_population` — train ``settings.inits`` independent initialisations on one data stream
+  (vmapped, one ``jit``; the initialisations are sharded over devices by ``train.train_online``) and
+  return the fields, readouts and biases at the checkpoints as float64 NumPy arrays.
+
+The same code trains on a ring (``n = 40``) and on a torus (``n = (30, 30)``): the fields are always
+stored flattened, (…, K, prod(n)), in the data models' row-major layout.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from localization import data, models, train
+from localization import validation as v
+
+__all__ = [
+    "PopulationSettings",
+    "Population",
+    "FIG6_KUR10",
+    "FIG6_KUR4",
+    "FIG7_SIGMOID_KUR4",
+    "FIG7_RELU_KUR30",
+    "FIG1_GRID",
+    "train_population",
+]
+
+
+@dataclass(frozen=True)
+class PopulationSettings:
+    """One many-neuron training run (paper (M1), online SGD on the MSE without ½, labels {0, 1}).
+
+    Attributes
+    ----------
+    family, param : data family of :func:`localization.data.family_task` ("Kur", "NLGP", "Ising",
+        "Gaussian") and its parameter (k, g, J₁, g).
+    xi : (ξ₀, ξ₁) length-scales of the two classes.
+    n : input size, an int (ring) or a grid shape such as (30, 30) (torus).
+    K : hidden units. model : "committee" (readout fixed at 1/K) or "two_layer" (trainable readout).
+    activation : "sigmoid", "relu" or "erf". bias : trainable hidden biases (and output bias for
+        "two_layer").
+    init_scale : variance multiplier of the Xavier initialisation (:func:`localization.models.init_params`).
+    lr, batch, steps : SGD learning rate, examples per step, steps. inits : independent
+        initialisations (trained on the same data stream). checkpoints : recorded checkpoints (≥ 2).
+    """
+
+    family: str = "Kur"
+    param: float = 10.0
+    xi: tuple[float, float] = (1.0, 3.0)
+    n: int | tuple[int, ...] = 40
+    K: int = 10
+    model: str = "committee"
+    activation: str = "sigmoid"
+    bias: bool = True
+    init_scale: float = 0.1
+    lr: float = 100.0
+    batch: int = 1000
+    steps: int = 5000
+    inits: int = 8
+    checkpoints: int = 2
+
+    def replace(self, **changes: Any) -> PopulationSettings:
+        """A copy with some fields changed (``dataclasses.replace``)."""
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The input shape as a tuple ((N,) for a ring)."""
+        return v.shape("n", self.n, minimum=2)
+
+    @property
+    def N(self) -> int:
+        """Number of input sites prod(n)."""
+        return math.prod(self.shape)
+
+    def task(self) -> data.LengthscaleTask:
+        """The length-scale task these settings train on."""
+        return data.family_task(self.family, self.param, self.xi)
+
+
+#: Paper Fig. 6 (left): SCM, sigmoid, K = 10, N = 40, trainable bias, init 0.1, lr 100, batch 1000,
+#: 5000 steps, on Kur(10) (platykurtic: the single-neuron rule predicts localization).
+FIG6_KUR10 = PopulationSettings()
+#: Paper Fig. 6 (centre): the same on Kur(4) (heavy-tailed: no localization predicted).
+FIG6_KUR4 = FIG6_KUR10.replace(param=4.0)
+#: Paper Fig. 7 (top): two-layer network with trainable readout and biases, sigmoid, K = 10, init 0.001,
+#: lr 80, batch 1000, 5000 steps, on Kur(4) (``figures/fig5.ipynb`` of the paper's code, the cell that
+#: writes ``fig6/10erf_alg4``).
+FIG7_SIGMOID_KUR4 = FIG6_KUR10.replace(model="two_layer", param=4.0, init_scale=0.001, lr=80.0)
+#: Paper Fig. 7 (bottom): the same network with ReLU and K = 100 (the caption says K = 10), init 0.001,
+#: lr 0.5, batch 5000, 2000 steps, on Kur(30) (the cell that writes ``fig6/10erf_alg30``).
+FIG7_RELU_KUR30 = FIG6_KUR10.replace(
+    model="two_layer", activation="relu", param=30.0, K=100, init_scale=0.001, lr=0.5, batch=5000, steps=2000
+)
+#: Paper Fig. 1 (right): SCM on NLGP(100) over a 30 × 30 torus, ξ = (1, 2), K = 20, ReLU, no bias,
+#: init 0.01, lr 3, batch 10 000, 10 000 steps.
+FIG1_GRID = PopulationSettings(
+    family="NLGP",
+    param=100.0,
+    xi=(1.0, 2.0),
+    n=(30, 30),
+    K=20,
+    activation="relu",
+    bias=False,
+    init_scale=0.01,
+    lr=3.0,
+    batch=10_000,
+    steps=10_000,
+    inits=1,
+)
+
+
+class Population(NamedTuple):
+    """Receptive fields of ``inits`` trained networks at C checkpoints (float64 NumPy copies).
+
+    Attributes
+    ----------
+    settings : the :class:`PopulationSettings` used.
+    times : (C,) checkpoint times ``steps × lr``.
+    fields : (I, C, K, N) first-layer weights (row k of ``fields[i, c]`` is unit k's receptive field
+        over the flattened input, N = prod(n)).
+    readout : (I, C, K) readout weights ``a`` ("two_layer"), or ``None`` (SCM: fixed at 1/K).
+    bias : (I, C, K) hidden biases, or ``None``.
+    diverged : (I,) bool, True where SGD diverged: that initialisation's parameters contain NaN or inf
+        (they are kept as SGD left them, flagged here; :attr:`converged_final` drops them).
+    """
+
+    settings: PopulationSettings
+    times: np.ndarray
+    fields: np.ndarray
+    readout: np.ndarray | None
+    bias: np.ndarray | None
+    diverged: np.ndarray
+
+    @property
+    def final(self) -> np.ndarray:
+        """(I, K, N) fields at the last checkpoint (NaN for diverged initialisations, see ``diverged``)."""
+        return self.fields[:, -1]
+
+    @property
+    def converged_final(self) -> np.ndarray:
+        """(I', K, N) fields at the last checkpoint of the I' initialisations that did not diverge."""
+        return self.fields[~self.diverged, -1]
+
+
+def _as_numpy(leaf):
+    return None if leaf is None else np.asarray(leaf, np.float64)
+
+
+def train_population(key: jax.Array, settings: PopulationSettings, *, dtype: Any = jnp.float32) -> Population:
+    """Train ``settings.inits`` initialisations of the many-neuron model ``settings`` describes.
+
+    The initialisations come from ``fold_in(key, 0)`` (:func:`localization.models.init_params`), the
+    data stream from ``fold_in(key, 1)`` (:func:`localization.train.train_online`), so a run is a
+    function of the key and the settings only.
+    """
+    key = v.key("key", key)
+    if not isinstance(settings, PopulationSettings):
+        raise TypeError(f"settings must be a PopulationSettings, got {type(settings).__name__}")
+    models.check_architecture(settings.model, settings.activation)
+    if settings.model == "neuron":
+        raise ValueError("settings.model must be 'committee' or 'two_layer' (many neurons), got 'neuron'")
+    checkpoints = v.integer("settings.checkpoints", settings.checkpoints, 2)
+    params = models.init_params(
+        jax.random.fold_in(key, 0),
+        settings.K,
+        settings.shape,
+        settings.init_scale,
+        model=settings.model,
+        bias=settings.bias,
+        num=settings.inits,
+        dtype=dtype,
+    )
+    traj = train.train_online(
+        jax.random.fold_in(key, 1),
+        settings.task(),
+        params,
+        lr=settings.lr,
+        batch=settings.batch,
+        steps=settings.steps,
+        checkpoints=checkpoints,
+        n=settings.n,
+        model=settings.model,
+        activation=settings.activation,
+        dtype=dtype,
+    )
+    p = traj.weights
+    finite = np.all(np.isfinite(np.asarray(p.w)), axis=(1, 2, 3))
+    for leaf in (p.a, p.b):
+        if leaf is not None:
+            finite &= np.all(np.isfinite(np.asarray(leaf)), axis=(1, 2))
+    if not finite.any():
+        raise FloatingPointError(
+            f"training diverged (non-finite parameters) for every initialisation at lr = {settings.lr} with "
+            f"{settings.model}/{settings.activation} on {settings.family}({settings.param}): lower settings.lr"
+        )
+    return Population(
+        settings=settings,
+        times=np.asarray(traj.times, np.float64),
+        fields=np.asarray(p.w, np.float64),
+        readout=_as_numpy(p.a),
+        bias=_as_numpy(p.b),
+        diverged=~finite,
+    )

@@ -1,0 +1,104 @@
+"""The many-neuron experiments (localization.experiments.many_neurons) and their drawing code."""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import matplotlib
+import numpy as np
+import pytest
+
+from localization import experiments as ex
+from localization import models, train
+from localization.figures import many_neurons as draw
+
+matplotlib.use("Agg")
+
+SMALL = ex.PopulationSettings(n=12, K=3, lr=0.5, batch=64, steps=20, inits=2, checkpoints=3)
+
+
+def test_committee_of_one_relu_unit_trains_like_the_single_neuron():
+    # SCM with K = 1 ReLU unit and no bias is M2: same initialisation, same data stream, same weights.
+    s = SMALL.replace(activation="relu", K=1, bias=False, init_scale=1.0)
+    key = jax.random.key(4)
+    pop = ex.train_population(key, s, dtype=jnp.float64)
+    w0 = models.init_params(jax.random.fold_in(key, 0), 1, 12, 1.0, num=2, dtype=jnp.float64).w[:, 0]
+    neuron = train.train_online(
+        jax.random.fold_in(key, 1),
+        s.task(),
+        w0,
+        lr=s.lr,
+        batch=s.batch,
+        steps=s.steps,
+        checkpoints=3,
+        dtype=jnp.float64,
+    )
+    np.testing.assert_allclose(pop.fields[:, :, 0], np.asarray(neuron.weights), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(pop.times, [0.0, 5.0, 10.0])
+    assert pop.readout is None and pop.bias is None and not pop.diverged.any()
+
+
+def test_grid_input_uses_the_same_code_and_flattened_fields():
+    s = SMALL.replace(n=(4, 3), model="two_layer", activation="relu", lr=0.2)
+    pop = ex.train_population(jax.random.key(0), s)
+    assert s.N == 12 and s.shape == (4, 3)
+    assert pop.fields.shape == (2, 3, 3, 12) and pop.readout.shape == (2, 3, 3) and pop.bias.shape == (2, 3, 3)
+    assert np.all(np.isfinite(pop.fields))
+    # training moved the fields, and the readout started near 1 (the paper's code)
+    assert np.abs(pop.fields[:, -1] - pop.fields[:, 0]).max() > 0
+    assert abs(pop.readout[:, 0].mean() - 1.0) < 0.5
+
+
+def test_divergence_is_reported_not_returned_silently():
+    with pytest.raises(FloatingPointError, match="lr"):
+        ex.train_population(jax.random.key(0), SMALL.replace(lr=1e12, activation="relu", bias=False))
+
+
+def test_paper_settings():
+    assert (ex.FIG6_KUR10.K, ex.FIG6_KUR10.lr, ex.FIG6_KUR10.init_scale, ex.FIG6_KUR10.param) == (10, 100.0, 0.1, 10.0)
+    assert ex.FIG6_KUR4.param == 4.0 and ex.FIG7_RELU_KUR30.K == 100 and ex.FIG7_SIGMOID_KUR4.lr == 80.0
+    assert ex.FIG1_GRID.N == 900 and ex.FIG1_GRID.shape == (30, 30)
+
+
+def test_bad_settings_are_named():
+    key = jax.random.key(0)
+    with pytest.raises(TypeError, match="settings must be a PopulationSettings"):
+        ex.train_population(key, {"K": 3})
+    with pytest.raises(ValueError, match="'committee' or 'two_layer'"):
+        ex.train_population(key, SMALL.replace(model="neuron", activation="relu"))
+    with pytest.raises(ValueError, match="checkpoints"):
+        ex.train_population(key, SMALL.replace(checkpoints=1))
+    with pytest.raises(ValueError, match="activation"):
+        ex.train_population(key, SMALL.replace(activation="tanh"))
+
+
+def test_draw_fields_ring_and_grid():
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    axes = fig.subplots(1, 3)
+    ring = np.vstack([np.sin(np.arange(12.0)), np.eye(12)[3]])
+    drawn = draw.draw_fields(axes, ring, 12)
+    assert len(drawn) == 2 and not axes[2].get_visible()
+    y = drawn[0].lines[-1].get_ydata()
+    assert math.isclose(np.max(np.abs(y)), 1.0)  # scaled to its largest entry
+    im = draw.draw_fields(fig.subplots(1, 1), np.arange(12.0)[None] - 3, (4, 3))[0].images[0]
+    assert im.get_array().shape == (4, 3) and im.get_clim() == (-1.0, 1.0)
+    with pytest.raises(ValueError, match="prod"):
+        draw.draw_fields(axes, ring, 13)
+    with pytest.raises(ValueError, match="finite"):
+        draw.draw_fields(axes, ring * np.nan, 12)
+    with pytest.raises(ValueError, match="at least 2 panels"):
+        draw.draw_fields(axes[:1], ring, 12)
+
+
+def test_draw_share_histograms_validates():
+    from matplotlib.figure import Figure
+
+    ax = Figure().subplots()
+    draw.draw_share_histograms(ax, {"a": [0.1, 0.9], "b": np.full((2, 2), 0.5)}, 0.8)
+    assert len(ax.patches) == 2 and ax.get_xlim() == (0.0, 1.0)
+    with pytest.raises(ValueError, match="threshold"):
+        draw.draw_share_histograms(ax, {"a": [0.1]}, 1.5)
+    with pytest.raises(ValueError, match=r"shares\['a'\]"):
+        draw.draw_share_histograms(ax, {"a": [1.5]}, 0.8)
