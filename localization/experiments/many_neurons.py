@@ -8,6 +8,8 @@ of receptive fields learned by the soft committee machine and the two-layer netw
 * :func:`train_population` — train ``settings.inits`` independent initialisations on one data stream
   (vmapped, one ``jit``; the initialisations are sharded over devices by ``train.train_online``) and
   return the fields, readouts and biases at the checkpoints as float64 NumPy arrays.
+* :func:`fig6_populations`, :func:`fig7_populations` — the runs behind the chapter's Figs. 6 and 7 (the
+  chapter and ``python -m localization figures`` call them with the same keys).
 
 The same code trains on a ring (``n = 40``) and on a torus (``n = (30, 30)``): the fields are always
 stored flattened, (…, K, prod(n)), in the data models' row-major layout.
@@ -36,6 +38,8 @@ __all__ = [
     "FIG7_RELU_KUR30",
     "FIG1_GRID",
     "train_population",
+    "fig6_populations",
+    "fig7_populations",
 ]
 
 
@@ -211,3 +215,24 @@ def train_population(key: jax.Array, settings: PopulationSettings, *, dtype: Any
         bias=_as_numpy(p.b),
         diverged=~finite,
     )
+
+
+def fig6_populations(key: jax.Array, **changes: Any) -> dict[str, Population]:
+    """Paper Fig. 6 (left, centre): the SCM on Kur(10) and on Kur(4) (:data:`FIG6_KUR10`,
+    :data:`FIG6_KUR4`, with ``changes`` applied to both), keys ``fold_in(key, 0)`` and ``fold_in(key, 1)``."""
+    settings = {"Kur(10)": FIG6_KUR10.replace(**changes), "Kur(4)": FIG6_KUR4.replace(**changes)}
+    return {name: train_population(jax.random.fold_in(key, j), s) for j, (name, s) in enumerate(settings.items())}
+
+
+def fig7_populations(key: jax.Array, *, lr_top: float = 20.0, inits_bottom: int = 2) -> dict[str, Population]:
+    """Paper Fig. 7: the two-layer sigmoid network on Kur(4) and, as a control with the same key
+    (initialisations and data stream), on Kur(10), at learning rate ``lr_top`` (the paper's 80 diverges
+    for most data streams); the two-layer ReLU network with K = 100 on Kur(30) at the paper's settings
+    (``inits_bottom`` initialisations, key ``fold_in(key, 1)``). Keys: ``fold_in(key, 0)`` for the top row."""
+    top = FIG7_SIGMOID_KUR4.replace(lr=v.positive("lr_top", lr_top))
+    k_top = jax.random.fold_in(key, 0)
+    return {
+        "Kur(4)": train_population(k_top, top),
+        "Kur(10)": train_population(k_top, top.replace(param=10.0)),
+        "Kur(30)": train_population(jax.random.fold_in(key, 1), FIG7_RELU_KUR30.replace(inits=inits_bottom)),
+    }

@@ -9,7 +9,12 @@ given, in the book style, and returns what it drew.
   same call for both: the input shape decides);
 * :func:`draw_share_histograms` — the distribution of the window share
   (:func:`localization.population.window_share`) of several populations, with the localization
-  threshold.
+  threshold;
+* :func:`draw_fig6`, :func:`draw_fig7` — the chapter's versions of paper Figs. 6 (left, centre) and 7
+  on a figure they are given (subfigures).
+
+The registered builders (``fig6_committee``, ``fig7_two_layer``) train with the chapter's keys and
+settings (:mod:`localization.experiments.many_neurons`) and call the same drawing functions.
 """
 
 from __future__ import annotations
@@ -21,8 +26,12 @@ from typing import Any
 import numpy as np
 
 from localization import validation as v
+from localization.figures.registry import check_scale, new_figure, register
 
-__all__ = ["draw_fields", "draw_share_histograms"]
+__all__ = ["draw_fields", "draw_share_histograms", "draw_fig6", "draw_fig7"]
+
+#: colour of each data family in the many-neuron figures
+FAMILY_COLORS = {"Kur(10)": "C0", "Kur(4)": "C3", "Kur(30)": "C2"}
 
 
 def _axes_list(name: str, axes: Any) -> list[Any]:
@@ -98,3 +107,84 @@ def draw_share_histograms(
     ax.set_xlabel("window share $s_W$")
     ax.set_ylabel("density")
     return ax
+
+
+def draw_fig6(fig: Any, shares: Mapping[str, Any], fields: Mapping[str, Any], n: int, threshold: float) -> Any:
+    """Paper Fig. 6 (left, centre) on ``fig``: for each dataset (name → (K, N) fields of one network, K ≤ 10)
+    a 2 × 5 block of fields, and below, the window-share histograms of ``shares`` (name → shares of all
+    fields). Returns the histogram axes."""
+    if set(shares) != set(fields):
+        raise ValueError(f"shares and fields must name the same datasets, got {sorted(shares)} and {sorted(fields)}")
+    top, bottom = fig.subfigures(2, 1, height_ratios=[2.1, 1])
+    rows = np.atleast_1d(top.subfigures(len(fields), 1))
+    for sub, (name, w) in zip(rows, fields.items(), strict=True):
+        draw_fields(sub.subplots(2, 5), w, n, color=FAMILY_COLORS.get(name, "C0"))
+        sub.suptitle(f"SCM on {name}: the fields of one network", fontsize="medium")
+    ax = bottom.subplots()
+    draw_share_histograms(ax, shares, threshold, colors=FAMILY_COLORS)
+    ax.legend(loc="upper left")
+    return ax
+
+
+def draw_fig7(fig: Any, panels: Mapping[str, Any], n: int, *, per_row: int = 4) -> list[Any]:
+    """Paper Fig. 7 on ``fig``: one row per entry of ``panels`` (title → (F, N) fields, the first
+    ``per_row`` drawn), coloured by the data family named in the title. Returns the rows' subfigures."""
+    if not isinstance(panels, Mapping) or not panels:
+        raise TypeError(f"panels must be a non-empty mapping title -> fields, got {panels!r}")
+    per_row = v.integer("per_row", per_row, 1)
+    rows = np.atleast_1d(fig.subfigures(len(panels), 1))
+    for sub, (title, w) in zip(rows, panels.items(), strict=True):
+        color = next((c for name, c in FAMILY_COLORS.items() if name in title), "C0")
+        draw_fields(sub.subplots(1, per_row), np.asarray(w)[:per_row], n, color=color)
+        sub.suptitle(title, fontsize="medium")
+    return list(rows)
+
+
+# -------------------------------------------------------------------------------------------------
+# the figures of `python -m localization figures`
+# -------------------------------------------------------------------------------------------------
+WINDOW, LOCALIZED = 10, 0.8  # the chapter's window (a quarter of the ring) and localization threshold
+
+
+@register("fig6_committee", "many_neurons")
+def _fig6_committee(scale: str) -> Any:
+    """Paper Fig. 6 (left, centre): the soft committee machine (sigmoid, K = 10, N = 40, lr 100, batch
+    1000, 5000 steps, ξ = (1, 3)) on Kur(10) and Kur(4): the fields of one network and the window shares
+    of all fields (8 initialisations at both scales: the paper's settings are cheap)."""
+    from localization import book, population
+    from localization.experiments import many_neurons as mn
+
+    check_scale(scale)
+    runs = mn.fig6_populations(book.key("many_neurons", "fig6"))
+    fig = new_figure((6.8, 5.2), layout="constrained")
+    draw_fig6(
+        fig,
+        {name: population.window_share(r.final, WINDOW) for name, r in runs.items()},
+        {name: r.final[0] for name, r in runs.items()},
+        40,
+        LOCALIZED,
+    )
+    return fig
+
+
+@register("fig7_two_layer", "many_neurons")
+def _fig7_two_layer(scale: str) -> Any:
+    """Paper Fig. 7: two-layer networks with trainable readout — sigmoid on Kur(4) and on Kur(10) (lr 20;
+    the paper's 80 diverges), ReLU with K = 100 on Kur(30) (the paper's settings); four fields of one
+    network per row. Chapter: 2 ReLU initialisations; paper: 1."""
+    from localization import book
+    from localization.experiments import many_neurons as mn
+
+    inits = 1 if check_scale(scale) == "paper" else 2
+    runs = mn.fig7_populations(book.key("many_neurons", "fig7"), inits_bottom=inits)
+    fig = new_figure((6.8, 3.9), layout="constrained")
+    draw_fig7(fig, {title: runs[name].final[0] for name, title in FIG7_TITLES.items()}, 40)
+    return fig
+
+
+#: row titles of the chapter's Fig. 7
+FIG7_TITLES = {
+    "Kur(4)": "two-layer network, sigmoid, Kur(4)",
+    "Kur(10)": "two-layer network, sigmoid, Kur(10)",
+    "Kur(30)": "two-layer network, ReLU, K = 100, Kur(30)",
+}

@@ -28,7 +28,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SCALES", "FigureEntry", "FIGURES", "register", "describe", "resolve_names", "render"]
+__all__ = [
+    "SCALES",
+    "FigureEntry",
+    "FIGURES",
+    "register",
+    "describe",
+    "resolve_names",
+    "render",
+    "check_scale",
+    "new_figure",
+]
 
 #: The scales a figure can be computed at (see the module docstring).
 SCALES = ("chapter", "paper")
@@ -100,7 +110,8 @@ def resolve_names(only: Iterable[str] | None) -> list[str]:
     return [name for name in FIGURES if name in wanted]
 
 
-def _check_scale(scale: str) -> str:
+def check_scale(scale: str) -> str:
+    """Return ``scale`` if it is one of :data:`SCALES`, else raise ``ValueError`` naming it."""
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
     return scale
@@ -123,7 +134,7 @@ def render(
     from localization import plotting
 
     names = resolve_names(names)
-    scale = _check_scale(scale)
+    scale = check_scale(scale)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written = {}
@@ -139,7 +150,7 @@ def render(
     return written
 
 
-def _figure(figsize: tuple[float, float], **kwargs: Any) -> Any:
+def new_figure(figsize: tuple[float, float], **kwargs: Any) -> Any:
     """A Matplotlib Figure outside pyplot (nothing global is created or kept)."""
     from matplotlib.figure import Figure
 
@@ -159,14 +170,14 @@ def _intro_phenomenon(scale: str) -> Any:
 
     from localization import book, data, models, plotting, train
 
-    _check_scale(scale)
+    check_scale(scale)
     n, xi = 40, (1.0, 3.0)
     lr, batch, steps = 0.05, 10_000, 2000
     checkpoints = jnp.linspace(0, steps, 21).astype(int)
     data_key = book.key("intro", "data")
     w0 = models.init_weights(book.key("intro", "init"), (n,), init_scale=1e-3)
     gains = {"strongly non-Gaussian, $g = 100$": 100.0, "near-Gaussian, $g = 0.01$": 0.01}
-    fig = _figure((6.8, 3.6), layout="constrained")
+    fig = new_figure((6.8, 3.6), layout="constrained")
     for ax, (label, g) in zip(fig.subplots(1, 2), gains.items(), strict=True):
         run = train.train_online(
             data_key,
@@ -191,8 +202,8 @@ def _fig2_data_models(scale: str) -> Any:
     from localization import book
     from localization.figures.draw import FIG2_MODELS, draw_data_models
 
-    _check_scale(scale)
-    fig = _figure((6.8, 9.0), layout="constrained")
+    check_scale(scale)
+    fig = new_figure((6.8, 9.0), layout="constrained")
     draw_data_models(fig.subplots(4, len(FIG2_MODELS)), book.key("data", "models"))
     return fig
 
@@ -225,10 +236,10 @@ def _fig3_fields(scale: str) -> Any:
     from localization import experiments as ex
     from localization.figures.draw import draw_field_grid
 
-    tasks, settings = _six_models(_check_scale(scale))
+    tasks, settings = _six_models(check_scale(scale))
     groups = [["NLGP(g=100)", "NLGP(g=0.01)"], ["Kur(k=10)", "Kur(k=5)"], ["Ising"], ["Gaussian clone of NLGP(100)"]]
     runs = ex.grouped_ipr_sweep(book.key("simulation", "evo"), tasks, groups, n=40, keep_weights=True, **settings)
-    fig = _figure((6.8, 8.4), layout="constrained")
+    fig = new_figure((6.8, 8.4), layout="constrained")
     draw_field_grid(fig.subplots(3, 2, sharex=True), runs)
     return fig
 
@@ -244,10 +255,10 @@ def _fig5(scale: str) -> Any:
     from localization.figures.draw import draw_ipr_vs_kurtosis
 
     settings = ex.PAPER_FIG5.replace(batch=1000, steps=4000, checkpoints=41)
-    if _check_scale(scale) == "paper":
+    if check_scale(scale) == "paper":
         settings = ex.PAPER_FIG5
     result = ex.fig5(book.key("simulation", "fig5"), settings)
-    fig = _figure((6.8, 4.6), layout="constrained")
+    fig = new_figure((6.8, 4.6), layout="constrained")
     draw_ipr_vs_kurtosis(fig.subplots(), result)
     return fig
 
@@ -263,11 +274,11 @@ def _phase_diagram(scale: str) -> Any:
     from localization.figures.draw import draw_phase_diagram
 
     settings = dict(inits=4, batch=250, steps=2000, checkpoints=11)
-    if _check_scale(scale) == "paper":
+    if check_scale(scale) == "paper":
         settings = dict(inits=30, batch=5000, steps=10_000, checkpoints=11)
     ks, ratios = (4.5, 5.0, 5.4, 6.1, 7.0, 10.0, 50.0), (1.4, 2.0, 3.0, 5.0)
     pd = ex.phase_diagram(book.key("simulation", "phase"), ks, ratios, xi0=0.5, n=40, **settings)
-    fig = _figure((6.8, 4.4), layout="constrained")
+    fig = new_figure((6.8, 4.4), layout="constrained")
     draw_phase_diagram(fig.subplots(), pd, 40)
     return fig
 
@@ -281,14 +292,14 @@ def _fig3_amplifier(scale: str) -> Any:
     """
     from localization import data, plotting
 
-    _check_scale(scale)
+    check_scale(scale)
     a = np.unique(np.concatenate([np.linspace(0.0025, 0.9975, 200), [0.01, 0.1, 0.8, 0.999, 1 - 1e-10]]))
     models = {
         "Ising(J = 0.7)": data.Ising(0.7),
         "NLGP(g = 0.01)": data.NLGP(3.0, 0.01),
         "Kur(k = 5)": data.Kur(3.0, 5.0),
     }
-    fig = _figure((6.8, 11.0), layout="constrained")
+    fig = new_figure((6.8, 11.0), layout="constrained")
     for sub, (label, model) in zip(fig.subfigures(len(models), 1), models.items(), strict=True):
         top, bottom = sub.subplots(2, 1, sharex=True, height_ratios=[2, 1])
         plotting.plot_amplifier(top, bottom, model.marginal, a, name=label)
@@ -345,12 +356,12 @@ def _mechanism_gain(scale: str) -> Any:
     from localization.figures.mechanism import draw_gain
     from localization.theory import mechanism as mech
 
-    _check_scale(scale)
+    check_scale(scale)
     setup = _mechanism_setup()
     grid = np.linspace(1e-3, 1.0, 400)
     gains = {name: mech.effective_gain(phi, grid) for name, phi in setup["phi"].items()}
     alphas = {name: mech.constant_mode_stability(setup["phi"][name], *setup["cov"][name]).alpha for name in gains}
-    fig = _figure((6.8, 3.6), layout="constrained")
+    fig = new_figure((6.8, 3.6), layout="constrained")
     draw_gain(fig.subplots(), grid, gains, alphas, colors=setup["colors"])
     return fig
 
@@ -363,11 +374,11 @@ def _mechanism_flow(scale: str) -> Any:
     """
     from localization.figures.mechanism import draw_flow_snapshots
 
-    _check_scale(scale)
+    check_scale(scale)
     setup = _mechanism_setup()
     steps = [int(round(t / 0.05)) for t in (0.0, 5.0, 10.0, 20.0, 200.0)]
     flows = _mechanism_flows(setup, steps)
-    fig = _figure((6.8, 6.6), layout="constrained")
+    fig = new_figure((6.8, 6.6), layout="constrained")
     axes = fig.subplots(3, len(steps), sharex=True, sharey="row")
     sigma1 = {name: cov[1] for name, cov in setup["cov"].items()}
     draw_flow_snapshots(axes, flows, sigma1, steps, colors=setup["colors"])
@@ -383,14 +394,14 @@ def _mechanism_ipr(scale: str) -> Any:
     from localization.figures.mechanism import draw_ipr_split
     from localization.theory import mechanism as mech
 
-    _check_scale(scale)
+    check_scale(scale)
     setup = _mechanism_setup()
     flows = _mechanism_flows(setup, [0, 4000])
     splits = {
         name: mech.ipr_rate_split(np.asarray(flows[name].weights), setup["phi"][name], *setup["cov"][name])
         for name in ("NLGP(3)", "Kur(5)")
     }
-    fig = _figure((6.8, 7.0), layout="constrained")
+    fig = new_figure((6.8, 7.0), layout="constrained")
     draw_ipr_split(fig.subplots(2, 1), flows, splits, setup["n"], colors=setup["colors"], tmax=100)
     return fig
 
@@ -406,7 +417,7 @@ def _fig3_sgd_vs_flow(scale: str) -> Any:
     from localization.experiments import comparison as cmp
     from localization.figures.draw import draw_sgd_vs_flow
 
-    _check_scale(scale)
+    check_scale(scale)
     ch, xi, n = "effective_dynamics", (1.0, 3.0), 40
     tasks = {
         "Ising": data.LengthscaleTask(data.Ising(0.3), data.Ising(0.7)),
@@ -434,7 +445,7 @@ def _fig3_sgd_vs_flow(scale: str) -> Any:
             }
         )
 
-    fig = _figure((6.8, 7.6), layout="constrained")
+    fig = new_figure((6.8, 7.6), layout="constrained")
     axes = fig.subplots(3, 3, sharex=True, sharey="row")
     draw_sgd_vs_flow(axes, {name: first_init(c) for name, c in runs.items()})
     return fig
@@ -456,7 +467,7 @@ def _fig8_breakdown(scale: str) -> Any:
 
     ch = "effective_dynamics"
     n, batch, f8 = 40, 8000, dict(lr=0.05, steps=1200, checkpoints=121)
-    if _check_scale(scale) == "paper":
+    if check_scale(scale) == "paper":
         n, batch, f8 = 100, 50_000, dict(lr=0.01, steps=6000, checkpoints=121)
     tasks = [data.family_task("NLGP", g, xi=(0.3, 0.7)) for g in (100.0, 0.01)]
     w8 = models.init_weights(book.key(ch, "fig8-w0"), n, init_scale=1e-3, num=4)
@@ -474,7 +485,7 @@ def _fig8_breakdown(scale: str) -> Any:
     }
     level = 3 * float(np.median(dist_replica)) / math.sqrt(2)
     t_break = metrics.first_crossing(t8, dist8[0], level)
-    fig = _figure((6.8, 15.5), layout="constrained")
+    fig = new_figure((6.8, 15.5), layout="constrained")
     top, bottom = fig.subfigures(2, 1, height_ratios=[10.5, 5.0])
     draw_breakdown(top.subplots(5, 3, sharex=True), t8, ipr8, dist8, dist_replica, a3_8, t_break, level)
     snapshots = bottom.subplots(2, 2, sharex=True, sharey=True)
