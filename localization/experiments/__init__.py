@@ -31,6 +31,8 @@ from localization.experiments.many_neurons import (
     FIG7_SIGMOID_KUR4,
     Population,
     PopulationSettings,
+    fig6_populations,
+    fig7_populations,
     train_population,
 )
 from localization.experiments.simulation import (
@@ -66,6 +68,8 @@ __all__ = [
     "Population",
     "PopulationSettings",
     "train_population",
+    "fig6_populations",
+    "fig7_populations",
     "PAPER_FIG5",
     "Fig5Result",
     "Fig5Settings",

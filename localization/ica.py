@@ -1,0 +1,133 @@
+r"""Independent component analysis of the localization data (paper §4.4, Fig. 6 right; Fig. 1 right).
+
+The paper compares its networks with FastICA {Hyvärinen 1999} as implemented in scikit-learn, the
+implementation used here. Its code (``figures/fig5.ipynb`` of github.com/leonlufkin/Localization at
+commit 64732b0) draws 100 000 examples of the length-scale task — both classes, in equal proportion —
+and fits ``FastICA(n_components=40, algorithm="parallel", whiten="unit-variance", random_state=0)``
+with the default contrast (``fun="logcosh"``); the receptive fields it plots are rows of
+``components_``, the *unmixing* filters :math:`s = W x`, the first ten of the forty.
+
+* :func:`fit_ica` — sample a task with an explicit JAX ``key`` and fit FastICA; returns an
+  :class:`ICAResult` with the filters (n_components, N), the mixing matrix and the convergence status.
+
+Whitening keeps the ``n_components`` directions of largest variance. The data's covariance is
+circulant (translation invariance, property S2), so those directions are the lowest Fourier modes:
+with fewer components than sites, every filter is a combination of the leading modes only (a field
+no sharper than the shortest kept wavelength).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from localization import validation as v
+from localization.data.task import Task
+
+__all__ = ["ICAResult", "fit_ica", "ALGORITHMS", "CONTRASTS"]
+
+ALGORITHMS = ("parallel", "deflation")
+CONTRASTS = ("logcosh", "exp", "cube")
+
+
+class ICAResult(NamedTuple):
+    """A FastICA fit.
+
+    Attributes
+    ----------
+    filters : (C, N) float64 unmixing filters (scikit-learn's ``components_``): component c of an input
+        x is ``filters[c] @ (x - mean)``; these are the "receptive fields" the paper plots.
+    mixing : (N, C) float64 mixing matrix (``mixing_``): x ≈ mean + mixing @ s.
+    n_iter : iterations used (the largest over components for ``algorithm="deflation"``).
+    converged : ``n_iter < max_iter`` (scikit-learn warns for "parallel" only; this flag is for both).
+    """
+
+    filters: np.ndarray
+    mixing: np.ndarray
+    n_iter: int
+    converged: bool
+
+
+def fit_ica(
+    key: jax.Array,
+    task: Task,
+    n_components: int,
+    *,
+    num: int = 100_000,
+    n: int | tuple[int, ...] = 40,
+    algorithm: str = "parallel",
+    fun: str = "logcosh",
+    max_iter: int = 200,
+    tol: float = 1e-4,
+) -> ICAResult:
+    """Fit FastICA (scikit-learn, ``whiten="unit-variance"``) to ``num`` examples of ``task``.
+
+    Parameters
+    ----------
+    key : JAX PRNG key: the examples come from ``task.sample(key, num, n)``, FastICA's own random start
+        from ``random_state`` drawn with ``fold_in(key, 1)``.
+    task : a task with ``sample(key, num, n, dtype)`` (e.g. ``data.family_task("Kur", 3.0)``); both
+        classes enter, as in the paper's code.
+    n_components : number of components C, 1 ≤ C ≤ N = prod(n).
+    num : examples (> C); the paper's 100 000 by default.
+    n : input size, an int (ring) or a grid shape such as (12, 12).
+    algorithm : "parallel" (the paper's) or "deflation". fun : "logcosh" (default), "exp" or "cube".
+    max_iter, tol : FastICA's iteration cap and tolerance (scikit-learn's defaults 200, 1e-4).
+
+    Returns
+    -------
+    ICAResult, with ``converged`` False (and a ``RuntimeWarning``) if the iteration cap was reached.
+    """
+    from sklearn.decomposition import FastICA
+
+    key = v.key("key", key)
+    if not isinstance(task, Task):
+        raise TypeError(f"task must have a sample(key, num, n, dtype) method, got {type(task).__name__}")
+    shape = v.shape("n", n, minimum=1)
+    N = math.prod(shape)
+    n_components = v.integer("n_components", n_components, 1)
+    if n_components > N:
+        raise ValueError(f"n_components must be at most N = prod(n) = {N}, got {n_components}")
+    num = v.integer("num", num, n_components + 1)
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+    if fun not in CONTRASTS:
+        raise ValueError(f"fun must be one of {CONTRASTS}, got {fun!r}")
+    max_iter = v.integer("max_iter", max_iter, 1)
+    tol = v.positive("tol", tol)
+    x, _ = task.sample(key, num, shape[0] if len(shape) == 1 else shape, jnp.float64)
+    x = np.asarray(x, np.float64)
+    if not np.all(np.isfinite(x)):
+        raise ValueError("task produced non-finite examples")
+    seed = int(jax.random.randint(jax.random.fold_in(key, 1), (), 0, 2**31 - 1))
+    ica = FastICA(
+        n_components=n_components,
+        algorithm=algorithm,
+        whiten="unit-variance",
+        fun=fun,
+        max_iter=max_iter,
+        tol=tol,
+        random_state=seed,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # convergence is reported below, for both algorithms alike
+        ica.fit(x)
+    n_iter = int(ica.n_iter_)
+    converged = n_iter < max_iter
+    if not converged:
+        warnings.warn(
+            f"FastICA reached max_iter = {max_iter} without converging (tol = {tol}); raise max_iter",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return ICAResult(
+        filters=np.asarray(ica.components_, np.float64),
+        mixing=np.asarray(ica.mixing_, np.float64),
+        n_iter=n_iter,
+        converged=converged,
+    )
