@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from localization import validation as v
+from localization.data.base import DataModel
 from localization.data.task import Task
 
 __all__ = ["ICAResult", "fit_ica", "ALGORITHMS", "CONTRASTS"]
@@ -55,7 +56,7 @@ class ICAResult(NamedTuple):
 
 def fit_ica(
     key: jax.Array,
-    task: Task,
+    task: Task | DataModel,
     n_components: int,
     *,
     num: int = 100_000,
@@ -71,8 +72,9 @@ def fit_ica(
     ----------
     key : JAX PRNG key: the examples come from ``task.sample(key, num, n)``, FastICA's own random start
         from ``random_state`` drawn with ``fold_in(key, 1)``.
-    task : a task with ``sample(key, num, n, dtype)`` (e.g. ``data.family_task("Kur", 3.0)``); both
-        classes enter, as in the paper's code.
+    task : a task with ``sample(key, num, n, dtype) -> (x, y)`` (e.g. ``data.family_task("Kur", 3.0)``):
+        both classes enter, as in the paper's code; or a single data model (e.g. ``task.model1``): one
+        class only.
     n_components : number of components C, 1 ≤ C ≤ N = prod(n).
     num : examples (> C); the paper's 100 000 by default.
     n : input size, an int (ring) or a grid shape such as (12, 12).
@@ -86,8 +88,8 @@ def fit_ica(
     from sklearn.decomposition import FastICA
 
     key = v.key("key", key)
-    if not isinstance(task, Task):
-        raise TypeError(f"task must have a sample(key, num, n, dtype) method, got {type(task).__name__}")
+    if not isinstance(task, (Task, DataModel)):
+        raise TypeError(f"task must be a task or a data model with a sample method, got {type(task).__name__}")
     shape = v.shape("n", n, minimum=1)
     N = math.prod(shape)
     n_components = v.integer("n_components", n_components, 1)
@@ -100,7 +102,11 @@ def fit_ica(
         raise ValueError(f"fun must be one of {CONTRASTS}, got {fun!r}")
     max_iter = v.integer("max_iter", max_iter, 1)
     tol = v.positive("tol", tol)
-    x, _ = task.sample(key, num, shape[0] if len(shape) == 1 else shape, jnp.float64)
+    n_arg = shape[0] if len(shape) == 1 else shape
+    if isinstance(task, DataModel):
+        x = task.sample(key, num, n_arg, jnp.float64)
+    else:
+        x, _ = task.sample(key, num, n_arg, jnp.float64)
     x = np.asarray(x, np.float64)
     if not np.all(np.isfinite(x)):
         raise ValueError("task produced non-finite examples")

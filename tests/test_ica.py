@@ -45,6 +45,16 @@ def test_paper_setting_gives_localized_filters_and_whitening_keeps_the_leading_m
     assert np.min(power[:, :6].sum(1) / power.sum(1)) > 0.95
 
 
+def test_one_class_from_a_data_model_gives_white_outputs():
+    # a single data model (one class): the outputs on fresh samples of that model are white (W Sigma W^T = I)
+    model = data.family_task("Kur", 10.0).model1
+    fit = ica.fit_ica(jax.random.key(4), model, 20, num=20_000)
+    x = np.asarray(model.sample(jax.random.key(5), 50_000, 40))
+    s = (x - x.mean(0)) @ fit.filters.T
+    assert fit.filters.shape == (20, 40)
+    assert np.max(np.abs(np.cov(s, rowvar=False) - np.eye(20))) < 0.05  # sampling error ~ 1/sqrt(5e4) per entry
+
+
 def test_grid_input_and_non_convergence_flag():
     task = data.family_task("NLGP", 100.0, (0.1, 0.7))
     fit = ica.fit_ica(jax.random.key(2), task, 9, num=3000, n=(4, 4))
