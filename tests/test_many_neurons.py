@@ -104,3 +104,13 @@ def test_draw_share_histograms_validates():
         draw.draw_share_histograms(ax, {"a": [0.1]}, 1.5)
     with pytest.raises(ValueError, match=r"shares\['a'\]"):
         draw.draw_share_histograms(ax, {"a": [1.5]}, 0.8)
+
+
+def test_draw_filter_gallery_rows_and_title():
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    drawn = draw.draw_filter_gallery(fig, np.eye(12)[:7], 12, "seven filters", cols=3)
+    assert len(drawn) == 6 and fig._suptitle.get_text() == "seven filters"  # two full rows of three
+    one_row = draw.draw_filter_gallery(Figure(), np.eye(16)[:2], (4, 4), "two", cols=5)
+    assert len(one_row) == 2 and one_row[0].images[0].get_array().shape == (4, 4)

@@ -11,10 +11,13 @@ given, in the book style, and returns what it drew.
   (:func:`localization.population.window_share`) of several populations, with the localization
   threshold;
 * :func:`draw_fig6`, :func:`draw_fig7` — the chapter's versions of paper Figs. 6 (left, centre) and 7
-  on a figure they are given (subfigures).
+  on a figure they are given (subfigures);
+* :func:`draw_filter_gallery` — ICA filters (or any fields) in rows of panels with a title (paper
+  Fig. 6 right and the ICA panel of Fig. 1 right, the ICA chapter).
 
-The registered builders (``fig6_committee``, ``fig7_two_layer``) train with the chapter's keys and
-settings (:mod:`localization.experiments.many_neurons`) and call the same drawing functions.
+The registered builders (``fig6_committee``, ``fig7_two_layer``, ``fig6_ica``, ``fig1_ica_grid``)
+train or fit with the chapter's keys and settings (:mod:`localization.experiments.many_neurons`,
+:mod:`localization.ica`) and call the same drawing functions.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import numpy as np
 from localization import validation as v
 from localization.figures.registry import check_scale, new_figure, register
 
-__all__ = ["draw_fields", "draw_share_histograms", "draw_fig6", "draw_fig7"]
+__all__ = ["draw_fields", "draw_share_histograms", "draw_fig6", "draw_fig7", "draw_filter_gallery"]
 
 #: colour of each data family in the many-neuron figures
 FAMILY_COLORS = {"Kur(10)": "C0", "Kur(4)": "C3", "Kur(30)": "C2"}
@@ -140,6 +143,17 @@ def draw_fig7(fig: Any, panels: Mapping[str, Any], n: int, *, per_row: int = 4) 
     return list(rows)
 
 
+def draw_filter_gallery(fig: Any, filters: Any, n: int | tuple[int, ...], title: str, *, cols: int = 5) -> list[Any]:
+    """The first ``rows × cols`` of ``filters`` (F, prod(n)) on ``fig`` (as many full rows as F allows, at
+    most two), black curves on a ring, images on a grid, under ``title``. Returns the drawn axes."""
+    cols = v.integer("cols", cols, 1)
+    filters = np.asarray(filters)
+    rows = max(1, min(2, filters.shape[0] // cols))
+    drawn = draw_fields(fig.subplots(rows, cols), filters[: rows * cols], n, color="k")
+    fig.suptitle(title, fontsize="medium")
+    return drawn
+
+
 # -------------------------------------------------------------------------------------------------
 # the figures of `python -m localization figures`
 # -------------------------------------------------------------------------------------------------
@@ -188,3 +202,30 @@ FIG7_TITLES = {
     "Kur(10)": "two-layer network, sigmoid, Kur(10)",
     "Kur(30)": "two-layer network, ReLU, K = 100, Kur(30)",
 }
+
+
+@register("fig6_ica", "ica")
+def _fig6_ica(scale: str) -> Any:
+    """Paper Fig. 6 (right): the first 10 of 40 FastICA filters of Kur(3), ξ = (1, 3), N = 40, from 100 000
+    examples (the paper's call, at both scales)."""
+    from localization import book, data, ica
+
+    check_scale(scale)
+    fit = ica.fit_ica(book.key("ica", "Kur(3)"), data.family_task("Kur", 3.0, (1.0, 3.0)), 40)
+    fig = new_figure((6.8, 2.6), layout="constrained")
+    draw_filter_gallery(fig, fit.filters, 40, "FastICA on Kur(3): the first 10 of 40 filters")
+    return fig
+
+
+@register("fig1_ica_grid", "ica")
+def _fig1_ica_grid(scale: str) -> Any:
+    """Paper Fig. 1 (right), ICA panel: 12 of 64 FastICA filters of NLGP(100) on a 12 × 12 torus, length-scales
+    (0.1, 0.7), 100 000 examples (the paper's call, at both scales)."""
+    from localization import book, data, ica
+
+    check_scale(scale)
+    grid = (12, 12)
+    fit = ica.fit_ica(book.key("ica", "grid"), data.family_task("NLGP", 100.0, (0.1, 0.7)), 64, n=grid)
+    fig = new_figure((6.8, 3.0), layout="constrained")
+    draw_filter_gallery(fig, fit.filters, grid, "FastICA on NLGP(100), 12 × 12 torus: 12 of 64 filters", cols=6)
+    return fig
