@@ -266,6 +266,11 @@ def training_costs(runs, probe_steps):
 # ------------------------------------------------------------------------------------------------
 # (3) does the chapter scale still localize?
 # ------------------------------------------------------------------------------------------------
+def fields(tr):
+    """(C, K, N) first-layer weights of a committee trajectory (``Params`` or a plain array)."""
+    return np.asarray(tr.weights.w if isinstance(tr.weights, models.Params) else tr.weights)
+
+
 def mean_ipr(w):
     return float(np.mean(np.asarray(metrics.ipr(jnp.asarray(w, jnp.float64)))))
 
@@ -276,13 +281,13 @@ def ipr_check(seeds, full):
     out = {"chapter": [], "initial": []}
     for s in range(seeds):
         tr = run_training(CHAPTER["batch"], n, seed=s)
-        w = np.asarray(tr.weights)  # (C, K, N)
+        w = fields(tr)  # (C, K, N)
         out["initial"].append(mean_ipr(w[0]))
         out["chapter"].append(mean_ipr(w[-1]))
         print(f"  seed {s}: batch {CHAPTER['batch']}: {out['chapter'][-1]:.4f} (initial {out['initial'][-1]:.4f})")
     if full:
         tr = run_training(FULL["batch"], n, seed=0)
-        out["full"] = mean_ipr(np.asarray(tr.weights)[-1])
+        out["full"] = mean_ipr(fields(tr)[-1])
         print(f"  seed 0: batch {FULL['batch']}: {out['full']:.4f}", flush=True)
     return out
 
@@ -308,7 +313,9 @@ def paper_sampler(repo, batches):
 
 
 def section_note(sec):
-    return f"({sec['runs']} runs; load average {sec['load'][0]} before, {sec['load'][1]} after)"
+    cores = sec.get("cores", os.cpu_count())
+    pinned = f"; pinned to {cores} core{'s' if cores > 1 else ''}" if cores < os.cpu_count() else ""
+    return f"({sec['runs']} runs; load average {sec['load'][0]} before, {sec['load'][1]} after{pinned})"
 
 
 def write_results(res, directory):
@@ -337,7 +344,8 @@ def write_results(res, directory):
         tot, c0 = sec["rows"]["sample"], sec["rows"]["carry"]
         lines += [
             f"One step at batch {FULL['batch']}, taken apart: ms per step, differences of cumulative pipelines "
-            f"{section_note(sec)}.",
+            f"{section_note(sec)}"
+            + (". At this load only the CPU column means anything." if sec["load"][0] > os.cpu_count() else "."),
             "",
             "| stage | wall (median) | CPU |",
             "| --- | ---: | ---: |",
@@ -417,11 +425,12 @@ def main():
         "ipr": lambda: ipr_check(args.ipr_seeds, args.ipr_full),
         "paper": lambda: paper_sampler(args.paper, args.runs),
     }
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     for name, run in sections.items():
         if args.only not in (None, name) or (name == "paper" and not args.paper):
             continue
         before = round(os.getloadavg()[0], 2)
-        res[name] = {**run(), "runs": args.runs, "load": [before, round(os.getloadavg()[0], 2)]}
+        res[name] = {**run(), "runs": args.runs, "load": [before, round(os.getloadavg()[0], 2)], "cores": cores}
         if name == "split":
             for stage, (w, c) in components(res["split"]["rows"]).items():
                 print(f"  -> {stage:34s} {w:7.1f} ms wall (median), {c:7.1f} ms cpu")
