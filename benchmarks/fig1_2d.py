@@ -43,9 +43,10 @@ times are pessimistic; CPU times are per step at batch 10 000, the cost split me
 core with ``taskset -c 1`` so that no time is spent waiting for the other thread):
 
 - The step costs ~137 CPU-ms (``train_online``), i.e. ~23 CPU-minutes for 10 000 steps, ~12 minutes on
-  an idle 2-core machine (XLA keeps both cores busy: CPU/wall 1.85-1.89 on a quiet machine). Split:
-  random bits 18, Gaussian draw 8, labels and amplitudes 2, grid map 67, NLGP transform 7 (sampling
-  ~103), gradient 34. Chapter scale (batch 2000, 2000 steps): 56 CPU-s, ~30 s idle.
+  an idle 2-core machine (XLA keeps both cores busy: CPU/wall 1.85-1.89 on a quiet machine). Split
+  (two pinned runs): random bits 17.5-18.3, Gaussian draw 8.3-8.9, labels and amplitudes 1-2, grid map
+  67-72, NLGP transform 4-7 (sampling ~103), gradient 25-34. Chapter scale (batch 2000, 2000 steps):
+  56 CPU-s, ~30 s idle.
 - Floor for this algorithm on this CPU: float32 matmul peak 63 GFLOP/s per core (2048^3, CPU time);
   a step needs 1.08 GFLOP for the grid map (2 B 900 (30 + 30)) and 0.72 GFLOP for the gradient
   (forward and backward, 2 x 2 B 900 K): 29 CPU-ms at peak; the element-wise work at its measured
