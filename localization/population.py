@@ -11,7 +11,8 @@ as ``(30, 30)`` (a torus) — and defaults to a ring of N sites. Leading axes ar
 * :func:`peak_sites` — the site of the largest :math:`|w_i|` and the sign there;
 * :func:`sign_pairing` — for each field of a population, the periodic distance to the nearest peak of
   opposite sign; :func:`pairing_null` — the same for peaks placed uniformly at random;
-* :func:`gap_cv` — how evenly peaks tile a ring: the coefficient of variation of the gaps between them.
+* :func:`tiling_gaps`, :func:`gap_cv` — how evenly peaks tile a ring: the sorted circular gaps between
+  them and their coefficient of variation.
 
 These are post-processing functions on NumPy arrays (float64), not traced by JAX, except
 :func:`pairing_null`, whose Monte Carlo draws use an explicit JAX ``key``.
@@ -28,7 +29,16 @@ from numpy.typing import ArrayLike
 
 from localization import validation as v
 
-__all__ = ["window_share", "dominant_mode", "peak_sites", "Pairing", "sign_pairing", "pairing_null", "gap_cv"]
+__all__ = [
+    "window_share",
+    "dominant_mode",
+    "peak_sites",
+    "Pairing",
+    "sign_pairing",
+    "pairing_null",
+    "tiling_gaps",
+    "gap_cv",
+]
 
 
 def _fields(name: str, w: ArrayLike, n: Any) -> tuple[np.ndarray, tuple[int, ...]]:
@@ -86,11 +96,12 @@ def dominant_mode(w: ArrayLike, n: int | tuple[int, ...] | None = None) -> np.nd
 
     Parameters
     ----------
-    w : (..., N) fields, N = prod(n) ≥ 2. n : ring size or grid shape (default: a ring of N sites).
+    w : (..., N) fields, N = prod(n) ≥ 2; a constant (or zero) field has no mode: ``ValueError``.
+    n : ring size or grid shape (default: a ring of N sites).
 
     Returns
     -------
-    (...) int64 (ring) or float64 (grid).
+    (...) int64 (ring) or float64 (grid). Ties go to the first mode in FFT order.
     """
     w, shape = _fields("w", w, n)
     if math.prod(shape) < 2:
@@ -98,7 +109,10 @@ def dominant_mode(w: ArrayLike, n: int | tuple[int, ...] | None = None) -> np.nd
     axes = tuple(range(-len(shape), 0))
     power = np.abs(np.fft.fftn(_grid(w, shape), axes=axes)) ** 2
     power = power.reshape(w.shape[:-1] + (-1,))
+    total = power.sum(axis=-1)
     power[..., 0] = -1.0  # the mean is not a wave
+    if np.any(power.max(axis=-1) <= 1e-24 * total):  # zero up to round-off: constant or zero field
+        raise ValueError("w must have no constant (or zero) field: without a wave there is no dominant mode")
     best = np.argmax(power, axis=-1)
     index = np.unravel_index(best, shape)
     signed = [np.minimum(i, L - i) for i, L in zip(index, shape, strict=True)]
@@ -178,14 +192,30 @@ def pairing_null(key: jax.Array, signs: ArrayLike, n: int | tuple[int, ...], num
     return _nearest_opposite(positions, np.broadcast_to(signs, (num, signs.size)), shape)[0]
 
 
-def gap_cv(positions: ArrayLike, N: int) -> float:
-    """Coefficient of variation (std / mean, ddof = 0) of the circular gaps between peak ``positions``
-    (K ≥ 2 integer sites on a ring of ``N``): 0 for evenly spaced peaks, about 1 for uniform random
-    ones, and sqrt(K − 1) when all peaks share one site. The K gaps add up to N."""
+def tiling_gaps(positions: ArrayLike, N: int) -> np.ndarray:
+    """Circular gaps between peak ``positions`` on a ring of ``N`` sites, sorted ascending.
+
+    Parameters
+    ----------
+    positions : (K,) integer sites in [0, N), K ≥ 2 (repeats allowed: a shared site gives a gap of 0).
+    N : ring size, N ≥ 2.
+
+    Returns
+    -------
+    (K,) int64 gaps, sorted ascending, adding up to N: evenly spaced peaks give K gaps of N/K; all peaks
+    on one site give (0, …, 0, N). Plain NumPy, not traced.
+    """
     N = v.integer("N", N, 2)
     p = np.asarray(positions)
     if p.ndim != 1 or p.size < 2 or not np.issubdtype(p.dtype, np.integer) or np.any((p < 0) | (p >= N)):
         raise ValueError(f"positions must be K >= 2 integer sites in [0, {N}), got {positions!r}")
-    p = np.sort(p)
-    gaps = np.diff(np.concatenate([p, [p[0] + N]])).astype(np.float64)
+    p = np.sort(p).astype(np.int64)
+    return np.sort(np.diff(np.concatenate([p, [p[0] + N]])))
+
+
+def gap_cv(positions: ArrayLike, N: int) -> float:
+    """Coefficient of variation (std / mean, ddof = 0) of the :func:`tiling_gaps` of peak ``positions``
+    (K ≥ 2 integer sites on a ring of ``N``): 0 for evenly spaced peaks, about 1 for uniform random
+    ones, and sqrt(K − 1) when all peaks share one site. The K gaps add up to N, so the mean is N/K."""
+    gaps = tiling_gaps(positions, N).astype(np.float64)
     return float(gaps.std() / gaps.mean())

@@ -81,6 +81,33 @@ def test_pairing_null_mean_matches_the_exact_ring_value():
     assert abs(draws[:, 0].mean() - exact) < 5 * se
 
 
+def test_pairing_null_on_a_torus_and_sign_pairing_keeps_leading_axes():
+    # K = 2 opposite signs, uniform on a 4 x 3 torus: E[d] = mean Euclidean torus length of a uniform
+    # displacement (enumerated).
+    shape, num = (4, 3), 40_000
+    r, c = np.meshgrid(np.arange(4), np.arange(3), indexing="ij")
+    exact = np.sqrt(np.minimum(r, 4 - r) ** 2 + np.minimum(c, 3 - c) ** 2).mean()
+    draws = pop.pairing_null(jax.random.key(5), [-1.0, 1.0], shape, num)[:, 0]
+    assert abs(draws.mean() - exact) < 5 * draws.std() / math.sqrt(num)
+    # three of one sign and none of the other: every distance +inf in every draw
+    assert np.all(np.isinf(pop.pairing_null(jax.random.key(6), [1.0, 1.0, 1.0], shape, 10)))
+    W = RNG.normal(size=(2, 3, 5, 12))
+    pairing = pop.sign_pairing(W, shape)
+    assert pairing.distance.shape == pairing.partner.shape == (2, 3, 5)
+    for a in range(2):
+        for b in range(3):
+            np.testing.assert_array_equal(pairing.distance[a, b], pop.sign_pairing(W[a, b], shape).distance)
+    assert np.array_equal(pairing.partner, np.isfinite(pairing.distance))
+
+
+def test_tiling_gaps_hand_cases():
+    np.testing.assert_array_equal(pop.tiling_gaps([30, 0, 20, 10], 40), [10, 10, 10, 10])
+    np.testing.assert_array_equal(pop.tiling_gaps([5, 5, 5, 5], 40), [0, 0, 0, 40])
+    np.testing.assert_array_equal(pop.tiling_gaps([38, 1, 4], 40), [3, 3, 34])  # across the boundary
+    gaps = pop.tiling_gaps(RNG.integers(0, 97, 12), 97)
+    assert gaps.sum() == 97 and np.all(np.diff(gaps) >= 0)
+
+
 def test_gap_cv():
     assert pop.gap_cv([0, 10, 20, 30], 40) == pytest.approx(0.0)
     assert pop.gap_cv([5, 5, 5, 5], 40) == pytest.approx(math.sqrt(3))
@@ -105,3 +132,11 @@ def test_bad_input_is_named():
         pop.pairing_null(0, [1.0, -1.0], 10, 5)
     with pytest.raises(ValueError, match="positions"):
         pop.gap_cv([0, 40], 40)
+    with pytest.raises(ValueError, match="positions"):
+        pop.tiling_gaps([1.0, 2.0], 40)
+    with pytest.raises(ValueError, match="constant"):
+        pop.dominant_mode(np.stack([np.ones(8), np.arange(8.0)]))
+    with pytest.raises(ValueError, match="constant"):
+        pop.dominant_mode(np.zeros(12), (4, 3))
+    with pytest.raises(ValueError, match="all-zero"):
+        pop.peak_sites(np.zeros((3, 6)))
