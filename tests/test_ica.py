@@ -104,3 +104,5 @@ def test_bad_input_is_named():
         ica.fit_ica(key, object(), 4)
     with pytest.raises(TypeError, match="key"):
         ica.fit_ica(0, task, 4)
+    with pytest.raises(ValueError, match="blas_threads"):
+        ica.fit_ica(key, task, 4, blas_threads=0)
