@@ -80,12 +80,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from data_sampling import cpu_model  # the sibling benchmark (its directory is on sys.path when run as a script)
 
 import localization  # noqa: F401  (x64 on, needed by the SplitMix64 bits)
 from localization import data, metrics, models, train
@@ -100,17 +100,6 @@ CHAPTER = {"batch": 2000, "steps": 2000}
 
 def task():
     return data.LengthscaleTask.of(data.NLGP, xi=XI, gain=GAIN)
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def timed(fn, runs):
