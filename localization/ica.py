@@ -109,11 +109,10 @@ def fit_ica(
     tol = v.positive("tol", tol)
     if blas_threads is not None:
         blas_threads = v.integer("blas_threads", blas_threads, 1)
-    n_arg = shape[0] if len(shape) == 1 else shape
     if isinstance(task, DataModel):
-        x = task.sample(key, num, n_arg, jnp.float64)
+        x = task.sample(key, num, shape, jnp.float64)
     else:
-        x, _ = task.sample(key, num, n_arg, jnp.float64)
+        x, _ = task.sample(key, num, shape, jnp.float64)
     x = np.asarray(x, np.float64)
     if not np.all(np.isfinite(x)):
         raise ValueError("task produced non-finite examples")

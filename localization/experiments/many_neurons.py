@@ -203,10 +203,9 @@ def train_population(key: jax.Array, settings: PopulationSettings, *, dtype: Any
         dtype=dtype,
     )
     p = traj.weights
-    finite = np.all(np.isfinite(np.asarray(p.w)), axis=(1, 2, 3))
-    for leaf in (p.a, p.b):
-        if leaf is not None:
-            finite &= np.all(np.isfinite(np.asarray(leaf)), axis=(1, 2))
+    finite = np.ones(settings.inits, bool)
+    for leaf in jax.tree_util.tree_leaves(p):  # w, and b, a, c where present; leading axis = initialisation
+        finite &= np.isfinite(np.asarray(leaf)).reshape(settings.inits, -1).all(axis=1)
     return Population(
         settings=settings,
         times=np.asarray(traj.times, np.float64),

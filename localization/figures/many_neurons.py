@@ -1,5 +1,5 @@
 r"""Drawing code of the many-neuron figures (paper Figs. 6, 7 and 1 right), shared by the chapter and by
-``python -m localization figures`` (``fig6_populations``, ``fig7_two_layer``, ``fig1_grid``).
+``python -m localization figures``.
 
 Like :mod:`localization.figures.draw`, each function draws results computed by the caller (with
 :func:`localization.experiments.train_population` and :func:`localization.ica.fit_ica`) on axes it is
@@ -74,12 +74,10 @@ def draw_fields(axes: Any, fields: Any, n: int | tuple[int, ...], *, color: str 
             ax.axhline(0.0, color="0.7", lw=0.6)
             ax.plot(np.arange(shape[0]), w, color=color, lw=1.2)
             ax.set_ylim(-1.1, 1.1)
-            ax.set_xticks([])
-            ax.set_yticks([])
         else:
             ax.imshow(w.reshape(shape), cmap=plotting.SIGNED_CMAP, vmin=-1.0, vmax=1.0, interpolation="nearest")
-            ax.set_xticks([])
-            ax.set_yticks([])
+        ax.set_xticks([])
+        ax.set_yticks([])
         drawn.append(ax)
     for ax in panels[fields.shape[0] :]:
         ax.set_visible(False)
