@@ -211,50 +211,45 @@ def predict(model: str, params: ArrayLike | Params, x: ArrayLike, activation: st
     raise ValueError(f"model must be one of {MODELS}, got {model!r}")
 
 
-def _parse_shape(shape):
-    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
-        shape = (shape,)
-    if not isinstance(shape, tuple) or len(shape) not in (1, 2):
-        raise ValueError(f"shape must be N (an int), (N,) or (K, N), got {shape!r}")
-    return tuple(v.integer(f"shape[{i}]", s, 1) for i, s in enumerate(shape))
-
-
 def init_weights(
     key: jax.Array,
-    shape: int | tuple[int, ...],
+    n: int | tuple[int, ...],
     init_scale: float = 1.0,
     *,
+    K: int | None = None,
     num: int | None = None,
     dtype: Any = jnp.float64,
 ) -> jax.Array:
-    r"""Xavier-normal weights with variance multiplied by ``init_scale``.
+    r"""Xavier-normal first-layer weights with variance multiplied by ``init_scale``.
 
-    Each entry is :math:`\mathcal N(0,\ \text{init\_scale}\cdot 2/(\text{fan}_\text{in}+\text{fan}_\text{out}))`
-    with :math:`\text{fan}_\text{in}=N` (last entry of ``shape``) and :math:`\text{fan}_\text{out}=K`
-    (first entry of a (K, N) shape; 1 for a single neuron).
+    Each entry is :math:`\mathcal N(0,\ \text{init\_scale}\cdot 2/(N+\text{fan}_\text{out}))` with
+    :math:`N=\prod n` input sites and :math:`\text{fan}_\text{out}=K` (1 for a single neuron), as
+    :func:`init_params` draws the weights of the many-neuron models.
 
     Parameters
     ----------
     key : JAX PRNG key.
-    shape : N or (N,) (single neuron) or (K, N) (K hidden units).
+    n : input size as everywhere in the library: an int (a ring of N sites) or a grid shape such as
+        ``(30, 30)`` (a torus); the weights are over the flattened input (row-major, the layout of the
+        data models' samples).
     init_scale : variance multiplier (> 0); reference values 0.001 (neuron), 0.1 (committee).
+    K : optional number of hidden units; adds an axis of that length before the input axis.
     num : optional number of independent initialisations; adds a leading axis of that length.
     dtype : floating dtype of the result.
 
     Returns
     -------
-    Array of shape ``shape`` or ``(num, *shape)``.
+    Array of shape (N,), (K, N), (num, N) or (num, K, N).
     """
     key = v.key("key", key)
-    shape = _parse_shape(shape)
+    N = math.prod(v.shape("n", n, minimum=1))
     init_scale = v.positive("init_scale", init_scale)
+    fan_out = 1 if K is None else v.integer("K", K, 1)
     if num is not None:
         num = v.integer("num", num, 1)
     dtype = _float_dtype(dtype)
-    fan_in = shape[-1]
-    fan_out = shape[0] if len(shape) == 2 else 1
-    std = math.sqrt(init_scale * 2.0 / (fan_in + fan_out))
-    full = shape if num is None else (num, *shape)
+    std = math.sqrt(init_scale * 2.0 / (N + fan_out))
+    full = (*(() if num is None else (num,)), *(() if K is None else (fan_out,)), N)
     return _scaled_normal(key, jnp.asarray(std, dtype), full, dtype)
 
 

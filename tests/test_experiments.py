@@ -65,6 +65,24 @@ def test_ipr_sweep_equals_train_online_per_task():
     assert np.all(np.isnan(res.params))
 
 
+def test_ipr_sweep_on_a_grid_is_the_same_code():
+    """A grid shape goes through the same sweep: two NLGP gains on a 4 × 5 torus train exactly like
+    train_online on each task with n = (4, 5), and the weights are over the 20 flattened sites."""
+    gains = (0.5, 3.0)
+    tasks = _nlgp_tasks(gains)
+    grid = dict(TINY, n=(4, 5))
+    res = ex.ipr_sweep(KEY, tasks, params=gains, lr=0.1, dtype=jnp.float64, **grid)
+    assert res.weights.shape == (2, 3, 20)
+    k_init, k_data = jax.random.split(KEY)
+    w0 = ex.init_neurons(k_init, 3, (4, 5), 1e-3, jnp.float64)
+    assert w0.shape == (3, 20)
+    for p, task in enumerate(tasks):
+        traj = train.train_online(
+            k_data, task, w0, lr=0.1, batch=64, steps=20, checkpoints=3, n=(4, 5), balanced=True, dtype=jnp.float64
+        )
+        np.testing.assert_allclose(res.ipr[p], np.asarray(metrics.ipr(traj.weights)), rtol=1e-10)
+
+
 def test_ipr_sweep_validation():
     tasks = _nlgp_tasks((1.0, 2.0))
     with pytest.raises(TypeError, match="tasks"):

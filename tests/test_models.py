@@ -70,13 +70,26 @@ def test_init_weights_xavier_variance_times_init_scale():
     var = float(jnp.var(w))  # 800 000 draws: relative std of the estimate ~ sqrt(2/8e5) = 0.16 %
     assert abs(var / target - 1) < 0.01
     assert abs(float(jnp.mean(w))) < 4 * math.sqrt(target / w.size)
-    W2 = models.init_weights(key, (10, 40), 0.1, num=2000, dtype=jnp.float32)
+    W2 = models.init_weights(key, 40, 0.1, K=10, num=2000, dtype=jnp.float32)
     assert W2.shape == (2000, 10, 40) and W2.dtype == jnp.float32
     assert abs(float(jnp.var(W2)) / (0.1 * 2.0 / 50) - 1) < 0.01
     # reproducible and independent across keys
     np.testing.assert_array_equal(models.init_weights(key, 40, 0.001), models.init_weights(key, 40, 0.001))
     assert not np.allclose(models.init_weights(key, 40), models.init_weights(jax.random.key(4), 40))
     assert models.init_weights(key, (40,)).shape == (40,)
+
+
+def test_init_weights_grid_is_the_flattened_input():
+    """A grid shape is an input size (a torus), never read as (K, N): 8 × 8 sites → 64 weights."""
+    key = jax.random.key(5)
+    w = models.init_weights(key, (8, 8), 0.5, num=4000)
+    assert w.shape == (4000, 64)
+    assert abs(float(jnp.var(w)) / (0.5 * 2.0 / 65) - 1) < 0.01  # 256 000 draws: relative SE 0.3 %
+    W = models.init_weights(key, (6, 5), 0.5, K=3, num=4000)
+    assert W.shape == (4000, 3, 30)
+    assert abs(float(jnp.var(W)) / (0.5 * 2.0 / 33) - 1) < 0.01  # 360 000 draws
+    # the grid and the ring of the same size draw the same weights (only the size enters)
+    np.testing.assert_array_equal(models.init_weights(key, (8, 8)), models.init_weights(key, 64))
 
 
 def test_init_params_shapes():
@@ -165,10 +178,12 @@ def test_init_validation():
         models.init_weights(key, 4, "big")
     with pytest.raises(TypeError, match="key must be a single JAX PRNG key"):
         models.init_weights(0, 4)
-    with pytest.raises(ValueError, match="shape"):
-        models.init_weights(key, (2, 3, 4))
-    with pytest.raises(ValueError, match=r"shape\[0\] must be an integer >= 1"):
+    with pytest.raises(ValueError, match=r"n\[1\] must be an integer >= 1"):
+        models.init_weights(key, (2, 0))
+    with pytest.raises(ValueError, match="n must be an integer >= 1"):
         models.init_weights(key, 0)
+    with pytest.raises(ValueError, match="K must be an integer >= 1"):
+        models.init_weights(key, 4, K=0)
     with pytest.raises(ValueError, match="num must be an integer >= 1"):
         models.init_weights(key, 4, num=0)
     with pytest.raises(TypeError, match="dtype"):

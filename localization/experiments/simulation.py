@@ -168,10 +168,13 @@ class PhaseDiagram(NamedTuple):
 # -------------------------------------------------------------------------------------------------
 # helpers
 # -------------------------------------------------------------------------------------------------
-def init_neurons(key: jax.Array, inits: int, n: int, init_scale: float = 1e-3, dtype: Any = jnp.float32) -> jax.Array:
-    """(inits, n) initial weights of M2: Xavier-normal × sqrt(init_scale) (paper reference settings)."""
+def init_neurons(
+    key: jax.Array, inits: int, n: int | tuple[int, ...], init_scale: float = 1e-3, dtype: Any = jnp.float32
+) -> jax.Array:
+    """(inits, N) initial weights of M2: Xavier-normal × sqrt(init_scale) (paper reference settings);
+    ``n`` is a ring size or a grid shape (N = prod(n), weights over the flattened grid)."""
     inits = v.integer("inits", inits, 1)
-    n = v.integer("n", n, 2)
+    v.shape("n", n, minimum=2)
     return models.init_weights(key, n, init_scale, num=inits, dtype=dtype)
 
 
@@ -184,7 +187,7 @@ def ipr_sweep(
     tasks: Sequence[Any],
     *,
     params: Sequence[float] | None = None,
-    n: int = 40,
+    n: int | tuple[int, ...] = 40,
     inits: int = 30,
     init_scale: float = 1e-3,
     lr: float = 0.1,
@@ -209,7 +212,8 @@ def ipr_sweep(
     tasks : sequence of P tasks with numeric leaves and ``marginals`` (``data.LengthscaleTask``,
         ``data.CovarianceTask``).
     params : optional (P,) family parameter values, stored in the result (NaN if omitted).
-    n, inits, init_scale, lr, batch, steps, checkpoints, balanced, dtype : as in
+    n : input size, a ring size or a grid shape such as (12, 12) (fields over the flattened grid).
+    inits, init_scale, lr, batch, steps, checkpoints, balanced, dtype : as in
         :func:`localization.train.train_sweep` / :class:`Fig5Settings`.
     keep_weights : also return the weights at every checkpoint (``IPRSweep.path``).
 
