@@ -1,5 +1,7 @@
 """The many-neuron experiments (localization.experiments.many_neurons) and their drawing code."""
 
+import dataclasses
+import json
 import math
 
 import jax
@@ -60,6 +62,40 @@ def test_paper_settings():
     assert (ex.FIG6_KUR10.K, ex.FIG6_KUR10.lr, ex.FIG6_KUR10.init_scale, ex.FIG6_KUR10.param) == (10, 100.0, 0.1, 10.0)
     assert ex.FIG6_KUR4.param == 4.0 and ex.FIG7_RELU_KUR30.K == 100 and ex.FIG7_SIGMOID_KUR4.lr == 80.0
     assert ex.FIG1_GRID.N == 900 and ex.FIG1_GRID.shape == (30, 30)
+
+
+def test_fig1_chapter_scale_and_control_share_initialisation_and_stream():
+    """fig1_populations trains NLGP(100) and the NLGP(0.01) control from the same initial fields on the same
+    latent stream: identical at step 0, different after training, on the chapter's torus shape."""
+    assert ex.FIG1_CHAPTER.shape == (20, 20) and ex.FIG1_CHAPTER.K == ex.FIG1_GRID.K
+    assert (ex.FIG1_CHAPTER.activation, ex.FIG1_CHAPTER.bias, ex.FIG1_CHAPTER.lr) == ("relu", False, 3.0)
+    runs = ex.fig1_populations(jax.random.key(3), n=(5, 4), K=3, batch=32, steps=6, checkpoints=3)
+    assert list(runs) == ["NLGP(100)", "NLGP(0.01)"]
+    a, b = runs["NLGP(100)"], runs["NLGP(0.01)"]
+    assert a.fields.shape == (1, 3, 3, 20) and (a.settings.param, b.settings.param) == (100.0, 0.01)
+    np.testing.assert_array_equal(a.fields[:, 0], b.fields[:, 0])
+    assert np.abs(a.final - b.final).max() > 0
+
+
+def test_fig1_record_reader(tmp_path):
+    with pytest.raises(FileNotFoundError, match="benchmarks/record_fig1.py"):
+        ex.read_fig1_record(tmp_path / "missing.npz")
+    # a record in the format of benchmarks/record_fig1.py round-trips, settings included
+    s = ex.FIG1_GRID.replace(checkpoints=3)
+    meta = {"settings": {k: list(x) if isinstance(x, tuple) else x for k, x in dataclasses.asdict(s).items()}, "box": 8}
+    rng = np.random.default_rng(0)
+    path = tmp_path / "rec.npz"
+    arrays = dict(
+        fields=rng.normal(size=(20, 900)).astype(np.float32),
+        initial=np.zeros((20, 900), np.float32),
+        steps=np.array([0, 5000, 10000]),
+        share=rng.uniform(size=(3, 20)),
+        ipr=rng.uniform(size=(3, 20)),
+    )
+    np.savez_compressed(path, **arrays, meta=np.array(json.dumps(meta)))
+    rec = ex.read_fig1_record(path)
+    assert rec.settings == s and rec.meta["box"] == 8 and rec.steps.dtype == np.int64
+    np.testing.assert_array_equal(rec.fields, arrays["fields"].astype(np.float64))
 
 
 def test_bad_settings_are_named():

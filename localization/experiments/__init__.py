@@ -24,15 +24,20 @@ from localization.experiments.comparison import (
 )
 from localization.experiments.data_properties import property_statistics
 from localization.experiments.many_neurons import (
+    FIG1_CHAPTER,
     FIG1_GRID,
+    FIG1_RECORD,
     FIG6_KUR4,
     FIG6_KUR10,
     FIG7_RELU_KUR30,
     FIG7_SIGMOID_KUR4,
+    Fig1Record,
     Population,
     PopulationSettings,
+    fig1_populations,
     fig6_populations,
     fig7_populations,
+    read_fig1_record,
     train_population,
 )
 from localization.experiments.simulation import (
@@ -61,6 +66,11 @@ __all__ = [
     "monte_carlo_drift",
     "property_statistics",
     "FIG1_GRID",
+    "FIG1_CHAPTER",
+    "FIG1_RECORD",
+    "Fig1Record",
+    "read_fig1_record",
+    "fig1_populations",
     "FIG6_KUR4",
     "FIG6_KUR10",
     "FIG7_RELU_KUR30",

@@ -10,6 +10,8 @@ of receptive fields learned by the soft committee machine and the two-layer netw
   return the fields, readouts and biases at the checkpoints as float64 NumPy arrays.
 * :func:`fig6_populations`, :func:`fig7_populations` — the runs behind the chapter's Figs. 6 and 7 (the
   chapter and ``python -m localization figures`` call them with the same keys).
+* :data:`FIG1_CHAPTER`, :func:`read_fig1_record` — Fig. 1 (right) at a scale a chapter can afford, and the
+  recorded full-scale run (``benchmarks/record_fig1.py``, about 12 minutes) the book reads.
 
 The same code trains on a ring (``n = 40``) and on a torus (``n = (30, 30)``): the fields are always
 stored flattened, (…, K, prod(n)), in the data models' row-major layout.
@@ -18,8 +20,10 @@ stored flattened, (…, K, prod(n)), in the data models' row-major layout.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import jax
@@ -37,8 +41,13 @@ __all__ = [
     "FIG7_SIGMOID_KUR4",
     "FIG7_RELU_KUR30",
     "FIG1_GRID",
+    "FIG1_CHAPTER",
+    "FIG1_RECORD",
+    "Fig1Record",
+    "read_fig1_record",
     "train_population",
     "fig6_populations",
+    "fig1_populations",
     "fig7_populations",
 ]
 
@@ -125,6 +134,12 @@ FIG1_GRID = PopulationSettings(
     steps=10_000,
     inits=1,
 )
+#: Fig. 1 (right) at chapter scale: the same model and data on a 20 × 20 torus, batch 1000, 5000 steps, 11
+#: checkpoints (about 25 CPU-seconds; the fields localize by step 2000 — chapter *Receptive fields in two
+#: dimensions*).
+FIG1_CHAPTER = FIG1_GRID.replace(n=(20, 20), batch=1000, steps=5000, checkpoints=11)
+#: Where ``benchmarks/record_fig1.py`` writes the full-scale run of :data:`FIG1_GRID`.
+FIG1_RECORD = Path(__file__).resolve().parents[2] / "book" / "data" / "fig1_full_scale.npz"
 
 
 class Population(NamedTuple):
@@ -159,6 +174,45 @@ class Population(NamedTuple):
     def converged_final(self) -> np.ndarray:
         """(I', K, N) fields at the last checkpoint of the I' initialisations that did not diverge."""
         return self.fields[~self.diverged, -1]
+
+
+class Fig1Record(NamedTuple):
+    """The recorded full-scale run of :data:`FIG1_GRID` (``benchmarks/record_fig1.py``).
+
+    Attributes
+    ----------
+    fields, initial : (K, N) learned fields at the last step and at step 0 (N = 900, row-major 30 × 30).
+    steps : (C,) checkpoint steps. share : (C, K) box share (``meta["box"]``-site square,
+        :func:`localization.population.window_share`) of every field at every checkpoint.
+    ipr : (C, K) IPR of every field at every checkpoint. meta : dict (command, settings, key, wall and CPU
+        seconds, machine, jax version, date).
+    """
+
+    fields: np.ndarray
+    initial: np.ndarray
+    steps: np.ndarray
+    share: np.ndarray
+    ipr: np.ndarray
+    meta: dict[str, Any]
+
+    @property
+    def settings(self) -> PopulationSettings:
+        """The :class:`PopulationSettings` of the recorded run (tuples restored)."""
+        fields = {k: tuple(x) if isinstance(x, list) else x for k, x in self.meta["settings"].items()}
+        return PopulationSettings(**fields)
+
+
+def read_fig1_record(path: str | Path = FIG1_RECORD) -> Fig1Record:
+    """Read the full-scale Fig. 1 (right) record at ``path`` (default :data:`FIG1_RECORD`); a missing file
+    raises ``FileNotFoundError`` naming the command that writes it."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found; write it with: .venv/bin/python benchmarks/record_fig1.py {path}")
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: np.asarray(z[k]) for k in ("fields", "initial", "steps", "share", "ipr")}
+        meta = json.loads(str(z["meta"]))
+    arrays = {k: a.astype(np.int64) if k == "steps" else a.astype(np.float64) for k, a in arrays.items()}
+    return Fig1Record(**arrays, meta=meta)
 
 
 def _as_numpy(leaf):
@@ -221,6 +275,16 @@ def fig6_populations(key: jax.Array, **changes: Any) -> dict[str, Population]:
     :data:`FIG6_KUR4`, with ``changes`` applied to both), keys ``fold_in(key, 0)`` and ``fold_in(key, 1)``."""
     settings = {"Kur(10)": FIG6_KUR10.replace(**changes), "Kur(4)": FIG6_KUR4.replace(**changes)}
     return {name: train_population(jax.random.fold_in(key, j), s) for j, (name, s) in enumerate(settings.items())}
+
+
+def fig1_populations(key: jax.Array, **changes: Any) -> dict[str, Population]:
+    """Paper Fig. 1 (right) at chapter scale (:data:`FIG1_CHAPTER`, with ``changes``) on NLGP(100) and, as the
+    near-Gaussian control with the same initialisation and data stream, on NLGP(0.01)."""
+    settings = FIG1_CHAPTER.replace(**changes)
+    return {
+        name: train_population(key, settings.replace(param=g))
+        for name, g in (("NLGP(100)", 100.0), ("NLGP(0.01)", 0.01))
+    }
 
 
 def fig7_populations(key: jax.Array, *, lr_top: float = 20.0, inits_bottom: int = 2) -> dict[str, Population]:

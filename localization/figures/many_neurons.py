@@ -15,9 +15,10 @@ given, in the book style, and returns what it drew.
 * :func:`draw_filter_gallery` — ICA filters (or any fields) in rows of panels with a title (paper
   Fig. 6 right and the ICA panel of Fig. 1 right, the ICA chapter).
 
-The registered builders (``fig6_committee``, ``fig7_two_layer``, ``fig6_ica``, ``fig1_ica_grid``)
-train or fit with the chapter's keys and settings (:mod:`localization.experiments.many_neurons`,
-:mod:`localization.ica`) and call the same drawing functions.
+The registered builders (``fig6_committee``, ``fig7_two_layer``, ``fig6_ica``, ``fig1_ica_grid``,
+``fig1_committee``) train or fit with the chapter's keys and settings
+(:mod:`localization.experiments.many_neurons`, :mod:`localization.ica`) and call the same drawing
+functions.
 """
 
 from __future__ import annotations
@@ -226,4 +227,25 @@ def _fig1_ica_grid(scale: str) -> Any:
     fit = ica.fit_ica(book.key("ica", "grid"), data.family_task("NLGP", 100.0, (0.1, 0.7)), 64, n=grid)
     fig = new_figure((6.8, 3.0), layout="constrained")
     draw_filter_gallery(fig, fit.filters, grid, "FastICA on NLGP(100), 12 × 12 torus: 12 of 64 filters", cols=6)
+    return fig
+
+
+@register("fig1_committee", "two_dimensions")
+def _fig1_committee(scale: str) -> Any:
+    """Paper Fig. 1 (right), committee panel: the 20 fields of a soft committee machine (ReLU, no bias) trained
+    on NLGP(100) over a torus. Chapter: 20 × 20, batch 1000, 5000 steps, with the NLGP(0.01) control below;
+    paper: 30 × 30, batch 10 000, 10 000 steps (about 12 minutes on two cores)."""
+    from localization import book
+    from localization.experiments import many_neurons as mn
+
+    key = book.key("two_dimensions", "fig1")
+    if check_scale(scale) == "paper":
+        runs = {"NLGP(100)": mn.train_population(key, mn.FIG1_GRID)}
+    else:
+        runs = mn.fig1_populations(key)
+    fig = new_figure((6.8, 1.45 * len(runs) + 0.5), layout="constrained")
+    for sub, (name, run) in zip(np.atleast_1d(fig.subfigures(len(runs), 1)), runs.items(), strict=True):
+        s = run.settings
+        title = f"committee machine, K = {s.K}, ReLU, {name}, {s.shape[0]} × {s.shape[1]} torus"
+        draw_filter_gallery(sub, run.final[0], s.shape, title, cols=10)
     return fig
