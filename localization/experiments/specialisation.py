@@ -1,0 +1,325 @@
+r"""Experiments of the chapter *Frequency specialisation in sigmoid networks* (research notes 004 §1–2 and
+notes 001 §3): two populations of receptive fields in the sigmoid soft committee machine, the effect of a
+more positive initialisation, tiling and weight sharing as K grows, and the reduced two-population model.
+
+* :data:`SPEC_BASE` — the runs' setting: the paper's Fig. 6 (left) SCM on Kur(10) at 2000 steps.
+* :func:`shifted_params`, :func:`train_shifted` — the SCM started from Xavier fields shifted by ``shift``
+  standard deviations (same variance, more positive entries), trained by
+  :func:`localization.train.train_online`.
+* :class:`Measurements`, :func:`measure` — per neuron: bias, window share, localized flag, dominant mode,
+  readout where present.
+* :func:`contingency` — localized vs sign of the bias, a 2 × 2 table; :func:`max_xcorr`,
+  :func:`within_similarity` — similarity of fields up to translation and sign.
+* :class:`ReducedParams`, :func:`reduced_predict`, :func:`expand_reduced`, :func:`init_reduced`,
+  :func:`train_reduced` — the reduced model of notes 004 Eqs. (3)–(4): P shared fields with all their
+  translates (and both signs) and one bias each, trained by online SGD.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from numpy.typing import ArrayLike
+
+from localization import models, population, train
+from localization import validation as v
+from localization.experiments import many_neurons as mn
+
+__all__ = [
+    "SPEC_BASE",
+    "shifted_params",
+    "train_shifted",
+    "Measurements",
+    "measure",
+    "contingency",
+    "max_xcorr",
+    "within_similarity",
+    "ReducedParams",
+    "cross_correlate",
+    "reduced_predict",
+    "expand_reduced",
+    "init_reduced",
+    "train_reduced",
+    "reduced_loss",
+]
+
+#: The chapter's setting: paper Fig. 6 (left) — SCM, logistic sigmoid, K = 10, N = 40, trainable biases,
+#: init 0.1, lr 100, batch 1000, labels {0, 1}, on Kur(10), ξ = (1, 3) — shortened to 2000 steps.
+SPEC_BASE = mn.FIG6_KUR10.replace(steps=2000, inits=8)
+
+
+# -------------------------------------------------------------------------------------------------
+# the full network from a shifted initialisation
+# -------------------------------------------------------------------------------------------------
+def shifted_params(key: jax.Array, settings: mn.PopulationSettings, shift: float = 0.0) -> models.Params:
+    r"""Initial SCM parameters with every first-layer entry :math:`w_{ki}=s\,(z_{ki}+\text{shift})`.
+
+    :math:`z_{ki}` are the standard normals of :func:`localization.models.init_params` (same key, so
+    ``shift = 0`` is exactly the library's Xavier initialisation) and :math:`s^2=\text{init\_scale}\cdot
+    2/(N+K)` its variance: the shift moves the mean to ``shift``·s and keeps the variance :math:`s^2`; a
+    fraction Φ(shift) of the entries is positive. Biases start at 0.
+
+    Returns :class:`localization.models.Params` with ``w`` (inits, K, N) and ``b`` (inits, K) (or None).
+    """
+    if not isinstance(settings, mn.PopulationSettings):
+        raise TypeError(f"settings must be a PopulationSettings, got {type(settings).__name__}")
+    if settings.model != "committee":
+        raise ValueError(f"settings.model must be 'committee' (the SCM of notes 004 Eq. (1)), got {settings.model!r}")
+    shift = v.real_scalar("shift", shift)
+    if not math.isfinite(shift):
+        raise ValueError(f"shift must be finite, got {shift}")
+    p = models.init_params(
+        key,
+        settings.K,
+        settings.shape,
+        settings.init_scale,
+        model="committee",
+        bias=settings.bias,
+        num=settings.inits,
+        dtype=jnp.float32,
+    )
+    std = math.sqrt(settings.init_scale * 2.0 / (settings.N + settings.K))
+    return p._replace(w=p.w + jnp.float32(shift * std))
+
+
+def train_shifted(key: jax.Array, settings: mn.PopulationSettings, shift: float = 0.0) -> mn.Population:
+    """Train the SCM of ``settings`` from :func:`shifted_params` (key ``fold_in(key, 0)``) on the data
+    stream ``fold_in(key, 1)`` — with ``shift = 0`` the same run as
+    :func:`localization.experiments.many_neurons.train_population`. Returns its ``Population``."""
+    key = v.key("key", key)
+    params = shifted_params(jax.random.fold_in(key, 0), settings, shift)
+    traj = train.train_online(
+        jax.random.fold_in(key, 1),
+        settings.task(),
+        params,
+        lr=settings.lr,
+        batch=settings.batch,
+        steps=settings.steps,
+        checkpoints=v.integer("settings.checkpoints", settings.checkpoints, 2),
+        n=settings.n,
+        model="committee",
+        activation=settings.activation,
+    )
+    p = traj.weights
+    w = np.asarray(p.w, np.float64)
+    b = None if p.b is None else np.asarray(p.b, np.float64)
+    finite = np.isfinite(w).reshape(settings.inits, -1).all(1)
+    if b is not None:
+        finite &= np.isfinite(b).reshape(settings.inits, -1).all(1)
+    return mn.Population(settings, np.asarray(traj.times, np.float64), w, None, b, ~finite)
+
+
+# -------------------------------------------------------------------------------------------------
+# measurements
+# -------------------------------------------------------------------------------------------------
+class Measurements(NamedTuple):
+    """Per-neuron measurements of the final fields of a population (float64 / int64 NumPy).
+
+    Attributes
+    ----------
+    bias : (I, K) learned biases (NaN-free: diverged initialisations are dropped, I counts the rest).
+    share : (I, K) window share :math:`s_W` (:func:`localization.population.window_share`, W = N/4).
+    localized : (I, K) bool, ``share > threshold``.
+    mode : (I, K) dominant Fourier mode (:func:`localization.population.dominant_mode`).
+    readout : (I, K) readout weights, or None (SCM).
+    fields : (I, K, N) the final fields.
+    """
+
+    bias: np.ndarray
+    share: np.ndarray
+    localized: np.ndarray
+    mode: np.ndarray
+    readout: np.ndarray | None
+    fields: np.ndarray
+
+
+def measure(pop: mn.Population, threshold: float = 0.8) -> Measurements:
+    """:class:`Measurements` of the last checkpoint of ``pop`` (a ring; diverged initialisations dropped;
+    ``threshold`` in (0, 1) on the window share, 0.8 as in the chapter *Many neurons*)."""
+    if not isinstance(pop, mn.Population):
+        raise TypeError(f"pop must be a many_neurons.Population, got {type(pop).__name__}")
+    if len(pop.settings.shape) != 1 or pop.bias is None:
+        raise ValueError("pop must be trained on a ring with trainable biases")
+    threshold = v.in_range("threshold", threshold, 0.0, 1.0, low_open=True, high_open=True)
+    keep = ~pop.diverged
+    W = pop.fields[keep, -1]
+    N = W.shape[-1]
+    share = population.window_share(W, max(1, N // 4))
+    readout = None if pop.readout is None else pop.readout[keep, -1]
+    return Measurements(pop.bias[keep, -1], share, share > threshold, population.dominant_mode(W), readout, W)
+
+
+def contingency(localized: ArrayLike, bias: ArrayLike) -> np.ndarray:
+    """2 × 2 counts: rows (localized, not localized), columns (bias < 0, bias ≥ 0); inputs of one shape."""
+    loc = np.asarray(localized)
+    b = np.asarray(v.float_array("bias", bias, ndim_min=1), np.float64)
+    if loc.dtype != bool or loc.shape != b.shape:
+        raise ValueError(f"localized must be a bool array of the bias' shape {b.shape}, got {loc.dtype} {loc.shape}")
+    neg = b < 0
+    return np.array([[np.sum(loc & neg), np.sum(loc & ~neg)], [np.sum(~loc & neg), np.sum(~loc & ~neg)]])
+
+
+def max_xcorr(u: ArrayLike, w: ArrayLike) -> np.ndarray:
+    r"""Similarity up to translation and sign on a ring:
+    :math:`\max_\tau |\langle T_\tau u, w\rangle|/(\|u\|\|w\|)` with :math:`(T_\tau u)_i=u_{i-\tau}`.
+
+    ``u``, ``w`` : (..., N) broadcastable, nonzero. Returns (...) values in [0, 1]; 1 iff w = ±c T_τ u.
+    """
+    u = np.asarray(v.float_array("u", u), np.float64)
+    w = np.asarray(v.float_array("w", w), np.float64)
+    if u.shape[-1] != w.shape[-1]:
+        raise ValueError(f"u and w must have the same last axis N, got shapes {u.shape} and {w.shape}")
+    nu, nw = np.linalg.norm(u, axis=-1), np.linalg.norm(w, axis=-1)
+    if np.any(nu == 0) or np.any(nw == 0) or not (np.all(np.isfinite(u)) and np.all(np.isfinite(w))):
+        raise ValueError("u and w must be finite and nonzero")
+    c = np.fft.irfft(np.conj(np.fft.rfft(u)) * np.fft.rfft(w), n=u.shape[-1])
+    return np.clip(np.abs(c).max(-1) / (nu * nw), 0.0, 1.0)
+
+
+def within_similarity(W: ArrayLike) -> float:
+    """Mean :func:`max_xcorr` over the pairs of rows of ``W`` (M, N), M ≥ 2."""
+    W = np.asarray(v.float_array("W", W, ndim_min=2), np.float64)
+    if W.ndim != 2 or W.shape[0] < 2:
+        raise ValueError(f"W must be (M, N) with M >= 2 fields, got shape {W.shape}")
+    i, j = np.triu_indices(W.shape[0], 1)
+    return float(max_xcorr(W[i], W[j]).mean())
+
+
+# -------------------------------------------------------------------------------------------------
+# the reduced model (notes 004 Eqs. (3)-(4))
+# -------------------------------------------------------------------------------------------------
+class ReducedParams(NamedTuple):
+    """Parameters of the reduced model: ``w`` (..., P, N) shared fields, ``b`` (..., P) their biases."""
+
+    w: Any
+    b: Any
+
+
+def cross_correlate(w: jax.Array, x: jax.Array) -> jax.Array:
+    r""":math:`h_\tau=\langle T_\tau w, x\rangle=\sum_i w_{i-\tau}x_i` for all τ by FFT: w (..., N), x
+    (..., N) broadcastable → (..., N)."""
+    N = w.shape[-1]
+    return jnp.fft.irfft(jnp.conj(jnp.fft.rfft(w)) * jnp.fft.rfft(x), n=N)
+
+
+def _reduced(params: ReducedParams, x: jax.Array, activation: str, signs: bool) -> jax.Array:
+    act = models.activation_fn(activation)
+    h = cross_correlate(params.w[None, :, :], x[:, None, :])  # (num, P, N)
+    b = params.b[None, :, None]
+    out = act(h + b) + act(-h + b) if signs else act(h + b)
+    return out.mean(axis=(1, 2)) / (2.0 if signs else 1.0)
+
+
+def reduced_predict(
+    params: ReducedParams, x: ArrayLike, activation: str = "sigmoid", *, signs: bool = True
+) -> jax.Array:
+    r"""Reduced model, notes 004 Eq. (3) with weight sharing (the discrete Eq. (4)):
+    :math:`\hat y=\frac1K\sum_{p=1}^P\sum_{\tau=0}^{N-1}\sum_{s=\pm1}\sigma(s\,h_{p\tau}+b_p)`,
+    :math:`h_{p\tau}=\langle T_\tau w_p,x\rangle`, K = 2PN (``signs=False``: s = +1 only, K = PN).
+
+    ``params`` : :class:`ReducedParams`, w (P, N), b (P,); ``x`` (num, N). Returns (num,) predictions,
+    equal to :func:`localization.models.committee` on :func:`expand_reduced`.
+    """
+    w, b = _check_reduced(params)
+    models.check_architecture("committee", activation)
+    if x is None or getattr(x, "ndim", 0) != 2 or x.shape[-1] != w.shape[-1]:
+        raise ValueError(f"x must be (num, N = {w.shape[-1]}), got {getattr(x, 'shape', x)!r}")
+    return _reduced(ReducedParams(w, b), jnp.asarray(x), activation, bool(signs))
+
+
+def _check_reduced(params):
+    if not isinstance(params, ReducedParams):
+        raise TypeError(f"params must be a ReducedParams, got {type(params).__name__}")
+    w = v.float_array("params.w", params.w, ndim_min=2)
+    b = v.float_array("params.b", params.b, ndim_min=1)
+    if w.ndim != 2 or b.shape != w.shape[:1]:
+        raise ValueError(f"params.w must be (P, N) and params.b (P,), got shapes {w.shape} and {b.shape}")
+    return jnp.asarray(w), jnp.asarray(b)
+
+
+def expand_reduced(params: ReducedParams, *, signs: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """The full SCM equivalent to the reduced model: W (K, N) with rows ``s·T_τ w_p`` in the order
+    (p, s = +1 then −1, τ) and b (K,) = b_p, K = 2PN (PN with ``signs=False``)."""
+    w, b = (np.asarray(a, np.float64) for a in _check_reduced(params))
+    P, N = w.shape
+    idx = (np.arange(N)[None, :] - np.arange(N)[:, None]) % N  # row τ, column i -> i - τ
+    trans = w[:, idx]  # (P, N, N): trans[p, τ, i] = w_p[i - τ]
+    sgn = np.array([1.0, -1.0]) if signs else np.array([1.0])
+    W = (sgn[None, :, None, None] * trans[:, None]).reshape(-1, N)
+    return W, np.repeat(b, sgn.size * N)
+
+
+def init_reduced(key: jax.Array, P: int, N: int, init_scale: float = 0.1, *, num: int = 1) -> ReducedParams:
+    """``num`` initialisations: fields (num, P, N) Xavier-normal with variance init_scale·2/(N + P),
+    biases (num, P) at 0, float32."""
+    key = v.key("key", key)
+    P, N, num = v.integer("P", P, 1), v.integer("N", N, 2), v.integer("num", num, 1)
+    std = math.sqrt(v.positive("init_scale", init_scale) * 2.0 / (N + P))
+    return ReducedParams(std * jax.random.normal(key, (num, P, N), jnp.float32), jnp.zeros((num, P), jnp.float32))
+
+
+@partial(jax.jit, static_argnames=("batch", "steps", "N", "activation", "signs"))
+def _train_reduced(key, task, params, lr, *, batch, steps, N, activation, signs):
+    def loss(p, x, y):
+        r = y - _reduced(p, x, activation, signs)
+        return jnp.mean(r * r)
+
+    grad = jax.vmap(jax.grad(loss), in_axes=(0, None, None))
+
+    def step(p, t):
+        x, y = task.sample(jax.random.fold_in(key, t), batch, N, jnp.float32)
+        g = grad(p, x, y.astype(jnp.float32))
+        return jax.tree_util.tree_map(lambda a, d: a - lr * d, p, g), None
+
+    return jax.lax.scan(step, params, jnp.arange(steps))[0]
+
+
+def train_reduced(
+    key: jax.Array,
+    task: Any,
+    params: ReducedParams,
+    *,
+    lr: float,
+    batch: int,
+    steps: int,
+    activation: str = "sigmoid",
+    signs: bool = True,
+) -> ReducedParams:
+    """Online SGD on the MSE (no ½, as :func:`localization.train.train_online`) of :func:`reduced_predict`,
+    batch ``t`` drawn by ``task.sample(fold_in(key, t), batch, N)``; ``params`` (num, P, N)/(num, P) are
+    independent initialisations trained on the same stream (vmapped, one ``jit``, ``lax.scan`` over steps).
+    Returns the final :class:`ReducedParams` as float64 NumPy; SGD that leaves non-finite values raises."""
+    key = v.key("key", key)
+    if not isinstance(params, ReducedParams) or np.ndim(params.w) != 3 or np.shape(params.b) != np.shape(params.w)[:2]:
+        raise ValueError("params must be ReducedParams with w (num, P, N) and b (num, P)")
+    models.check_architecture("committee", activation)
+    lr = v.positive("lr", lr)
+    batch, steps = v.integer("batch", batch, 1), v.integer("steps", steps, 1)
+    N = int(np.shape(params.w)[-1])
+    p = ReducedParams(jnp.asarray(params.w, jnp.float32), jnp.asarray(params.b, jnp.float32))
+    out = _train_reduced(
+        key, task, p, jnp.float32(lr), batch=batch, steps=steps, N=N, activation=activation, signs=bool(signs)
+    )
+    w, b = np.asarray(out.w, np.float64), np.asarray(out.b, np.float64)
+    if not (np.all(np.isfinite(w)) and np.all(np.isfinite(b))):
+        raise FloatingPointError(f"reduced-model SGD diverged at lr = {lr}; lower the learning rate")
+    return ReducedParams(w, b)
+
+
+def reduced_loss(key: jax.Array, task: Any, params: ReducedParams, num: int = 20_000, **kw: Any) -> np.ndarray:
+    """Test MSE (no ½) of each initialisation in ``params`` (…, P, N) on ``num`` fresh examples; ``kw``
+    (activation, signs) go to :func:`reduced_predict`. Returns (…) float64."""
+    key = v.key("key", key)
+    w = np.asarray(params.w)
+    x, y = task.sample(key, v.integer("num", num, 1), w.shape[-1], jnp.float64)
+    flat_w, flat_b = w.reshape(-1, *w.shape[-2:]), np.asarray(params.b).reshape(-1, w.shape[-2])
+    out = [
+        np.mean((np.asarray(y) - np.asarray(reduced_predict(ReducedParams(a, c), x, **kw))) ** 2)
+        for a, c in zip(flat_w, flat_b, strict=True)
+    ]
+    return np.asarray(out, np.float64).reshape(w.shape[:-2])
