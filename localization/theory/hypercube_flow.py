@@ -1,0 +1,294 @@
+r"""The single ReLU neuron's exact gradient flow on two laws on :math:`\{-1,+1\}^n` (notes 002 §3).
+
+Model (paper (M2)): :math:`\hat y=\mathrm{ReLU}(\langle w,x\rangle)`, loss :math:`\mathcal L(w)=\mathbb
+E[(Y-\hat y(X))^2]` with **no** ½ (paper Eq. (9)), balanced labels :math:`P(Y=1)=P(Y=0)=\tfrac12`,
+:math:`X\mid Y=y\sim p_y` on the hypercube. Enumerating the :math:`2^n` vertices gives the loss
+exactly (:func:`expected_loss`),
+
+.. math:: \mathcal L(w)=\tfrac12\sum_x p_1(x)\bigl(1-\mathrm{ReLU}(\langle w,x\rangle)\bigr)^2
+   +\tfrac12\sum_x p_0(x)\,\mathrm{ReLU}(\langle w,x\rangle)^2,
+
+and, with :math:`\mathrm{ReLU}'(s)=\mathbb 1(s>0)` (JAX's convention at :math:`s=0`), its gradient
+flow (:func:`flow`; the factor 2 of the square cancels the ½ of the balanced labels)
+
+.. math:: \dot w=-\nabla\mathcal L(w)=c(w)-A(w)\,w,\qquad
+   c(w)=\mathbb E_1\bigl[\mathbb 1(\langle w,X\rangle>0)X\bigr],\quad
+   A(w)=\sum_{y\in\{0,1\}}\mathbb E_y\bigl[\mathbb 1(\langle w,X\rangle>0)XX^\top\bigr].
+
+For sign-symmetric laws (:math:`p_y(x)=p_y(-x)`: the Ising ring, the law of :math:`\operatorname{sign}Z`)
+pairing :math:`x` with :math:`-x` gives :math:`A(w)w=\tfrac12(\Sigma_0+\Sigma_1)w` and :math:`c(w)=f_1(w)`
+(ties :math:`\langle w,x\rangle=0` contribute nothing to either), so the flow is the book's
+:math:`f_1(w)-\tfrac12(\Sigma_0+\Sigma_1)w` (:mod:`localization.theory.hypercube`, Eq. (hc-fixed)).
+
+:math:`c` and :math:`A` are piecewise constant (they change only where :math:`\langle w,x\rangle` changes
+sign on some vertex), so on each cell the flow is affine and its only candidate fixed point is
+:math:`A^{-1}c`. :func:`fixed_point` iterates :math:`w\leftarrow A(w)^{-1}c(w)`; when two iterates
+share a cell the limit is an exact fixed point of the flow.
+
+Laws: :func:`task_laws` builds the two class laws of ``data.family_task`` on a ring of :math:`n` sites —
+Ising rings (exact, :func:`localization.theory.hypercube.ising_ring_law`) or the :math:`g\to\infty`
+limit of NLGP, :math:`\operatorname{sign}Z`, :math:`Z\sim\mathcal N(0,C(\xi_y))`, whose law for
+:math:`n>3` has no closed form and is estimated by Monte Carlo, averaged over the exact symmetries
+of the law (ring shifts, reflection, global sign flip: :func:`sign_gaussian_ring_law`).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from localization import validation as V
+from localization.data.base import is_traced
+from localization.data.spectral import covariance_sqrt as _latent_sqrt
+from localization.pytree import pytree_dataclass, static_field
+from localization.theory import hypercube as _hc
+from localization.trajectory import Trajectory, checkpoint_steps
+
+__all__ = [
+    "HypercubeTask",
+    "ring_symmetry_images",
+    "sign_gaussian_ring_law",
+    "task_laws",
+    "expected_loss",
+    "flow",
+    "flow_parts",
+    "integrate",
+    "fixed_point",
+    "aligned_correlation",
+]
+
+FAMILIES = ("Ising", "NLGP")
+
+
+@pytree_dataclass(eq=False)
+class HypercubeTask:
+    """Two class laws on {-1, +1}^n with balanced labels: ``p0`` (label 0), ``p1`` (label 1).
+
+    ``p0``, ``p1``: (2^n,) float64 probabilities in the vertex order of
+    :func:`localization.theory.hypercube.vertices`; ``n`` static. Build with :meth:`of` (validates).
+    """
+
+    p0: Any
+    p1: Any
+    n: int = static_field()
+
+    @classmethod
+    def of(cls, p0: Any, p1: Any, n: int) -> HypercubeTask:
+        """Validate both laws (:func:`localization.theory.hypercube.law_probabilities`) and wrap them."""
+        n = V.integer("n", n, 1)
+        return cls(
+            jnp.asarray(_hc.law_probabilities(p0, n), jnp.float64),
+            jnp.asarray(_hc.law_probabilities(p1, n), jnp.float64),
+            n,
+        )
+
+    def covariances(self) -> tuple[np.ndarray, np.ndarray]:
+        r"""(Σ₀, Σ₁), each (n, n) float64, :math:`\Sigma_y=\sum_x p_y(x)\,xx^\top`."""
+        x = _hc.vertices(self.n)
+        return tuple((x.T * np.asarray(p)) @ x for p in (self.p0, self.p1))
+
+
+def ring_symmetry_images(n: int) -> np.ndarray:
+    """(4n, 2^n) int array: row g is the vertex index of g(x) for every vertex x, over the 4n maps
+    x -> ±R^r S^s x (shift S by s sites, reflection R^r, r in {0, 1}, global sign) of the ring."""
+    n = V.integer("n", n, 2)
+    if n > _hc.MAX_DIMENSION:
+        raise ValueError(f"n must be <= {_hc.MAX_DIMENSION} (exact enumeration of 2^n vertices), got {n}")
+    x = _hc.vertices(n)
+    bits = 2 ** np.arange(n)
+    rows = []
+    for sign in (1.0, -1.0):
+        for refl in (False, True):
+            y = x[:, ::-1] if refl else x
+            for s in range(n):
+                z = sign * np.roll(y, s, axis=1)
+                rows.append(((1 - z) // 2).astype(np.int64) @ bits)
+    return np.stack(rows)
+
+
+def sign_gaussian_ring_law(xi: float, n: int, key: Any, num_samples: int = 2_000_000) -> np.ndarray:
+    r"""(2^n,) Monte Carlo law of :math:`\operatorname{sign}Z`, :math:`Z\sim\mathcal N(0,C(\xi))` on a ring of
+    ``n`` <= 16 sites (the NLGP of ``data.spectral`` at :math:`g\to\infty`), averaged over the 4n ring
+    symmetries (:func:`ring_symmetry_images`), which the exact law has; every vertex keeps a positive
+    weight only if it was drawn in some symmetric image (the law is otherwise unbiased).
+    """
+    n = V.integer("n", n, 2)
+    if n > _hc.MAX_DIMENSION:
+        raise ValueError(f"n must be <= {_hc.MAX_DIMENSION} (exact enumeration of 2^n vertices), got {n}")
+    key = V.key("key", key)
+    num = V.integer("num_samples", num_samples, 2)
+    z = np.asarray(jax.random.normal(key, (num, n), jnp.float64)) @ np.asarray(_latent_sqrt(xi, n)).T
+    index = ((z < 0).astype(np.int64) << np.arange(n)[None, :]).sum(axis=1)
+    counts = np.bincount(index, minlength=2**n).astype(np.float64)
+    images = ring_symmetry_images(n)
+    sym = np.zeros(2**n)
+    for g in images:  # p_sym(x) = mean_g p(g x)
+        sym += counts[g]
+    return sym / sym.sum()
+
+
+def task_laws(
+    family: str,
+    param: float,
+    n: int,
+    *,
+    xi: tuple[float, float] = (1.0, 3.0),
+    key: Any = None,
+    num_samples: int = 2_000_000,
+) -> HypercubeTask:
+    r"""The hypercube counterpart of ``data.family_task(family, param, xi)`` on a ring of ``n`` sites.
+
+    ``"Ising"``: exact ring laws with couplings (0.3, ``param``) (``param`` > 0.3). ``"NLGP"``: the
+    :math:`g\to\infty` limit, :func:`sign_gaussian_ring_law` at ``xi = (xi0, xi1)`` (Monte Carlo: needs
+    ``key``); ``param`` (the finite gain of the SGD task) does not enter.
+    """
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
+    param = V.real_scalar("param", param)
+    n = V.integer("n", n, 2)
+    if family == "Ising":
+        if not param > 0.3:
+            raise ValueError(f"param (J1) must be > J0 = 0.3 for Ising, got {param}")
+        return HypercubeTask.of(_hc.ising_ring_law(0.3, n), _hc.ising_ring_law(param, n), n)
+    if key is None:
+        raise ValueError("key must be a JAX PRNG key for family 'NLGP' (its law is estimated by Monte Carlo)")
+    xi0, xi1 = (V.positive("xi", x) for x in xi)
+    if not xi1 > xi0:
+        raise ValueError(f"xi must be (xi0, xi1) with xi1 > xi0 (label 1 has the longer length-scale), got {xi}")
+    k0, k1 = jax.random.split(V.key("key", key))
+    return HypercubeTask.of(
+        sign_gaussian_ring_law(xi0, n, k0, num_samples), sign_gaussian_ring_law(xi1, n, k1, num_samples), n
+    )
+
+
+def _check(w: Any, task: HypercubeTask) -> jax.Array:
+    if not isinstance(task, HypercubeTask):
+        raise TypeError(f"task must be a HypercubeTask, got {type(task).__name__}")
+    w = jnp.asarray(w if is_traced(w) else V.finite_real_array("w", w), jnp.float64)
+    if w.ndim < 1 or w.shape[-1] != task.n:
+        raise ValueError(f"w must have shape (..., n) with n = {task.n}, got {w.shape}")
+    return w
+
+
+def _loss(w, p0, p1, x):
+    h = jax.nn.relu(x @ w)
+    return 0.5 * (p1 @ (1.0 - h) ** 2 + p0 @ h**2)
+
+
+def expected_loss(w: Any, task: HypercubeTask) -> jax.Array:
+    """Exact loss E[(Y - ReLU(<w, X>))^2] (paper Eq. (9), balanced labels), shape (...,) for w (..., n)."""
+    w = _check(w, task)
+    x = jnp.asarray(_hc.vertices(task.n))
+    return jnp.vectorize(lambda v: _loss(v, task.p0, task.p1, x), signature="(n)->()")(w)
+
+
+def _parts(w, p0, p1, x):
+    gate = (x @ w > 0).astype(x.dtype)  # (2^n,)
+    c = (gate * p1) @ x
+    a = (x.T * (gate * (p0 + p1))) @ x
+    return c, a
+
+
+def _flow(w, p0, p1, x):
+    s = x @ w
+    gate = (s > 0).astype(x.dtype)
+    return (gate * p1) @ x - (gate * (p0 + p1) * s) @ x
+
+
+def flow_parts(w: Any, task: HypercubeTask) -> tuple[jax.Array, jax.Array]:
+    r"""(c(w), A(w)) of the flow :math:`\dot w=c-Aw`: shapes (..., n) and (..., n, n) (module docstring)."""
+    w = _check(w, task)
+    x = jnp.asarray(_hc.vertices(task.n))
+    return jnp.vectorize(lambda v: _parts(v, task.p0, task.p1, x), signature="(n)->(n),(n,n)")(w)
+
+
+def flow(w: Any, task: HypercubeTask) -> jax.Array:
+    r""":math:`\dot w=-\nabla\mathcal L(w)=c(w)-A(w)w`, exact by enumeration; (..., n) in, (..., n) out."""
+    w = _check(w, task)
+    x = jnp.asarray(_hc.vertices(task.n))
+    return jnp.vectorize(lambda v: _flow(v, task.p0, task.p1, x), signature="(n)->(n)")(w)
+
+
+@partial(jax.jit, static_argnames=("n",))
+def _euler(w0, p0, p1, lr, gaps, n):
+    x = jnp.asarray(_hc.vertices(n))
+    step = jax.vmap(lambda v: v + lr * _flow(v, p0, p1, x))
+
+    def segment(w, gap):
+        w = lax.fori_loop(0, gap, lambda _, v: step(v), w)
+        return w, w
+
+    return lax.scan(segment, w0, gaps)[1]
+
+
+def integrate(w0: Any, task: HypercubeTask, *, lr: float, steps: int, checkpoints: Any = 101) -> Trajectory:
+    """Forward Euler of :func:`flow` with step ``lr`` on SGD's time axis (t = steps x lr), recorded at the
+    checkpoints of ``localization.train`` (:func:`localization.trajectory.checkpoint_steps`), so the
+    trajectory overlays ``train.train_online`` from the same ``w0``.
+
+    ``w0``: (..., n) initial weights (leading axes are independent initialisations, vmapped).
+    Returns a Trajectory with ``weights`` (..., C, n) float64.
+    """
+    w0 = _check(w0, task)
+    lr = V.positive("lr", lr)
+    ck = checkpoint_steps(checkpoints, steps)
+    gaps = np.diff(np.concatenate([[0], ck])).astype(np.int64)
+    lead = w0.shape[:-1]
+    ws = _euler(w0.reshape(-1, task.n), task.p0, task.p1, jnp.float64(lr), jnp.asarray(gaps), task.n)
+    if not bool(jnp.all(jnp.isfinite(ws))):
+        raise ValueError(f"the Euler iteration diverged: lr = {lr} is too large for this task")
+    weights = jnp.moveaxis(ws, 0, 1).reshape(*lead, len(ck), task.n)
+    return Trajectory(times=np.asarray(ck * lr, np.float64), steps=jnp.asarray(ck), weights=weights)
+
+
+def fixed_point(w: Any, task: HypercubeTask, *, max_iter: int = 50) -> tuple[np.ndarray, np.ndarray]:
+    r"""Iterate :math:`w\leftarrow A(w)^{-1}c(w)` from ``w`` (..., n) (module docstring).
+
+    Returns ``(w_star, converged)``: (..., n) float64 and (...,) bool, ``converged`` where two successive
+    iterates agree to 1e-12 relative (then the flow vanishes at ``w_star`` to round-off: each iterate
+    solves the affine flow of the cell of the previous one). Raises ValueError if A(w) is singular
+    (e.g. w = 0, where no vertex is on).
+    """
+    w = np.asarray(_check(w, task))
+    max_iter = V.integer("max_iter", max_iter, 1)
+    shape = w.shape
+    cur = w.reshape(-1, task.n)
+    done = np.zeros(cur.shape[0], bool)
+    for _ in range(max_iter):
+        c, a = (np.asarray(t) for t in flow_parts(cur, task))
+        if np.any(np.linalg.eigvalsh(a).min(axis=-1) <= 1e-12):
+            raise ValueError("A(w) is singular for some w (no vertex switches the neuron on): no fixed point")
+        new = np.linalg.solve(a, c[..., None])[..., 0]
+        done = np.linalg.norm(new - cur, axis=-1) <= 1e-12 * np.maximum(np.linalg.norm(new, axis=-1), 1e-300)
+        cur = new
+        if done.all():
+            break
+    if not np.all(np.isfinite(cur)):
+        raise ValueError("fixed_point produced non-finite weights")
+    return cur.reshape(shape), done.reshape(shape[:-1])
+
+
+def aligned_correlation(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
+    r"""Largest cosine similarity of ``a`` with the circular shifts of ``b`` (fields on a ring).
+
+    ``a``, ``b``: (..., n) non-zero fields. Returns ``(corr, shift)``, both (...,):
+    :math:`\max_s\langle a,S^sb\rangle/(\|a\|\|b\|)` and the maximising shift ``s`` (``np.roll(b, s)``
+    is then aligned with ``a``). The ring's shifts map every fixed point of a shift-invariant task to
+    another one, so this compares shapes regardless of where the peak sits.
+    """
+    a = np.asarray(V.finite_real_array("a", a), dtype=np.float64)
+    b = np.asarray(V.finite_real_array("b", b), dtype=np.float64)
+    if a.shape != b.shape or a.ndim < 1:
+        raise ValueError(f"a and b must have equal shapes (..., n), got {a.shape} and {b.shape}")
+    na, nb = np.linalg.norm(a, axis=-1), np.linalg.norm(b, axis=-1)
+    if np.any(na == 0) or np.any(nb == 0):
+        raise ValueError("a and b must be non-zero fields (the correlation is undefined at 0)")
+    n = a.shape[-1]
+    corr = np.stack([np.sum(a * np.roll(b, s, axis=-1), axis=-1) for s in range(n)], axis=-1) / (na * nb)[..., None]
+    shift = np.argmax(corr, axis=-1)
+    return np.take_along_axis(corr, shift[..., None], axis=-1)[..., 0], shift
