@@ -2,12 +2,13 @@
 
     nice -n 19 .venv/bin/python benchmarks/fig1_2d.py --runs 5 --write benchmarks/results
     nice -n 19 .venv/bin/python benchmarks/fig1_2d.py --only split      # the per-step cost split alone
-    nice -n 19 .venv/bin/python benchmarks/fig1_2d.py --only ipr        # chapter scale vs full batch, IPR
+    nice -n 19 .venv/bin/python benchmarks/fig1_2d.py --only ipr        # does the chapter scale localize (IPR)
 
 Settings (issue 13, the reference code's for this figure): NLGP(g = 100) on a 30 x 30 periodic grid,
 xi = (1, 2), soft committee machine K = 20, ReLU, no bias, init 0.01 (``models.init_params``), lr 3.0,
 online SGD with a fresh batch every step (``train.train_online``, ``prng="splitmix"``, float32).
-Full scale: batch 10 000, 10 000 steps. Chapter scale (proposed): batch 2000, 2000 steps.
+Full scale: batch 10 000, 10 000 steps. Chapter scale (``experiments.many_neurons.FIG1_CHAPTER``, the
+chapter *Receptive fields in two dimensions*): a 20 x 20 torus, batch 1000, 5000 steps.
 
 ``split``: the cost of one full-scale step, taken apart. Cumulative pipelines, each jitted once
 inside a ``lax.scan`` of ``--split-steps`` steps whose (batch, 900) float32 carry receives the
@@ -31,10 +32,9 @@ before the runs), per-step time extrapolated linearly to 10 000 steps -- an extr
 the step cost does not depend on the step. Chapter scale: the whole run, compilation excluded and
 (separately) included.
 
-``ipr``: do the fields still localize at chapter scale? Mean IPR over the 20 neurons
-(``metrics.ipr`` of the flattened 900-site fields) after 2000 steps at batch 2000 for ``--ipr-seeds``
-seeds, against the full-batch run (batch 10 000) after the same 2000 steps (same learning rate, so the
-same time t = 6000) for one seed (with ``--ipr-full``); and the IPR of the initial fields.
+``ipr``: do the fields localize at chapter scale? Mean IPR over the 20 neurons (``metrics.ipr`` of the
+flattened fields) at the end of the chapter-scale run for ``--ipr-seeds`` seeds, and of the initial
+fields. (How the full-scale run localizes along training: ``benchmarks/record_fig1.py``.)
 
 ``--paper REPO``: the paper's own sampler from a checkout of its repository (``fig1_2d_paper.py``).
 
@@ -45,8 +45,7 @@ core with ``taskset -c 1`` so that no time is spent waiting for the other thread
 - The step costs ~137 CPU-ms (``train_online``), i.e. ~23 CPU-minutes for 10 000 steps, ~12 minutes on
   an idle 2-core machine (XLA keeps both cores busy: CPU/wall 1.85-1.89 on a quiet machine). Split
   (two pinned runs): random bits 17.5-18.3, Gaussian draw 8.3-8.9, labels and amplitudes 1-2, grid map
-  67-72, NLGP transform 4-7 (sampling ~103), gradient 25-34. Chapter scale (batch 2000, 2000 steps):
-  56 CPU-s, ~30 s idle.
+  67-72, NLGP transform 4-7 (sampling ~103), gradient 25-34.
 - Floor for this algorithm on this CPU: float32 matmul peak 63 GFLOP/s per core (2048^3, CPU time);
   a step needs 1.08 GFLOP for the grid map (2 B 900 (30 + 30)) and 0.72 GFLOP for the gradient
   (forward and backward, 2 x 2 B 900 K): 29 CPU-ms at peak; the element-wise work at its measured
@@ -64,11 +63,10 @@ core with ``taskset -c 1`` so that no time is spent waiting for the other thread
   ``--xla_cpu_prefer_vector_width=256``: within noise; disabling the YNN dot fusions
   (``--xla_cpu_experimental_ynn_fusion_type=``): grid map 79 vs 67 CPU-ms. The NLGP transform (XLA's
   float32 erf) is 7 CPU-ms, not worth replacing. Everything is float32 already.
-- Chapter scale does not localize yet: after 2000 steps at batch 2000 the mean IPR of the 20 fields is
-  0.0054 and 0.0056 (seeds 0, 1; initial 0.0033, a delocalised field ~3/900). The full-batch run to the
-  same step was not measured (killed at load 10-14), so whether 2000 steps are too few at any batch is
-  open: measure ``--only ipr --ipr-full`` (and the IPR along a full 10 000-step run) on a quiet machine
-  before fixing the chapter's scale.
+- A first chapter scale on the 30 x 30 torus (batch 2000, 2000 steps) did not localize (mean IPR 0.0054
+  and 0.0056 for seeds 0, 1; initial 0.0033): the full-scale run (``record_fig1.py``, 2026-11-27) only
+  localizes between steps 2000 and 4000. The chapter now uses a 20 x 20 torus, batch 1000, 5000 steps
+  (localized by step 2000 for seeds 0-7; 20-26 s wall at load 2-6).
 - The paper's sampler (its repository at 320fde3, float32, threefry keys, both classes through the
   dense 900 x 900 root for every example, then subsampled): 1.2-1.5 CPU-s per batch of 10 000
   (3-17 s wall under load), ~10x our whole step before its own training; 10 000 batches are
@@ -90,12 +88,14 @@ from data_sampling import cpu_model  # the sibling benchmark (its directory is o
 import localization  # noqa: F401  (x64 on, needed by the SplitMix64 bits)
 from localization import data, metrics, models, train
 from localization.data import spectral
+from localization.experiments import many_neurons as mn
 from localization.prng import splitmix_key
 
 SHAPE, N, K = (30, 30), 900, 20
 XI, GAIN, INIT, LR = (1.0, 2.0), 100.0, 0.01, 3.0
 FULL = {"batch": 10_000, "steps": 10_000}
-CHAPTER = {"batch": 2000, "steps": 2000}
+# the chapter's scale (experiments.many_neurons.FIG1_CHAPTER): a 20 x 20 torus, batch 1000, 5000 steps
+CHAPTER = {"batch": mn.FIG1_CHAPTER.batch, "steps": mn.FIG1_CHAPTER.steps, "shape": mn.FIG1_CHAPTER.shape}
 
 
 def task():
@@ -210,8 +210,8 @@ def components(rows):
 # ------------------------------------------------------------------------------------------------
 # (2) train_online: full batch (extrapolated) and chapter scale (whole run)
 # ------------------------------------------------------------------------------------------------
-def run_training(batch, steps, seed=0, checkpoints=2):
-    params = models.init_params(jax.random.key(1000 + seed), K, SHAPE, INIT)
+def run_training(batch, steps, seed=0, checkpoints=2, shape=SHAPE):
+    params = models.init_params(jax.random.key(1000 + seed), K, shape, INIT)
     return train.train_online(
         jax.random.key(seed),
         task(),
@@ -220,7 +220,7 @@ def run_training(batch, steps, seed=0, checkpoints=2):
         batch=batch,
         steps=steps,
         checkpoints=checkpoints,
-        n=SHAPE,
+        n=shape,
         model="committee",
         activation="relu",
     )
@@ -245,13 +245,15 @@ def training_costs(runs, probe_steps):
     )
     b, n = CHAPTER["batch"], CHAPTER["steps"]
     jax.clear_caches()
-    first, _ = timed(lambda: run_training(b, n).weights, 1)
-    walls, cpus = timed(lambda: run_training(b, n).weights, runs)
+    shape = CHAPTER["shape"]
+    first, _ = timed(lambda: run_training(b, n, shape=shape).weights, 1)
+    walls, cpus = timed(lambda: run_training(b, n, shape=shape).weights, runs)
     out["chapter"] = summary(walls, cpus)  # seconds per run
     out["chapter_first_call"] = float(first[0])
     c = out["chapter"]
     print(
-        f"  chapter scale (batch {b}, {n} steps): wall {c['wall'][0]:.1f} / {c['wall'][1]:.1f} / {c['wall'][2]:.1f} s "
+        f"  chapter scale ({shape}, batch {b}, {n} steps): "
+        f"wall {c['wall'][0]:.1f} / {c['wall'][1]:.1f} / {c['wall'][2]:.1f} s "
         f"(cpu {c['cpu']:.1f} s); first call incl. compile {first[0]:.1f} s",
         flush=True,
     )
@@ -270,20 +272,16 @@ def mean_ipr(w):
     return float(np.mean(np.asarray(metrics.ipr(jnp.asarray(w, jnp.float64)))))
 
 
-def ipr_check(seeds, full):
-    n = CHAPTER["steps"]
-    print(f"\n(ipr) mean IPR over the {K} fields (900 sites) after {n} steps (t = {n * LR:g})")
+def ipr_check(seeds):
+    n, shape = CHAPTER["steps"], CHAPTER["shape"]
+    print(f"\n(ipr) mean IPR over the {K} fields ({shape} torus) after {n} steps (t = {n * LR:g})")
     out = {"chapter": [], "initial": []}
     for s in range(seeds):
-        tr = run_training(CHAPTER["batch"], n, seed=s)
+        tr = run_training(CHAPTER["batch"], n, seed=s, shape=shape)
         w = fields(tr)  # (C, K, N)
         out["initial"].append(mean_ipr(w[0]))
         out["chapter"].append(mean_ipr(w[-1]))
         print(f"  seed {s}: batch {CHAPTER['batch']}: {out['chapter'][-1]:.4f} (initial {out['initial'][-1]:.4f})")
-    if full:
-        tr = run_training(FULL["batch"], n, seed=0)
-        out["full"] = mean_ipr(fields(tr)[-1])
-        print(f"  seed 0: batch {FULL['batch']}: {out['full']:.4f}", flush=True)
     return out
 
 
@@ -364,7 +362,8 @@ def write_results(res, directory):
             f"| full scale, {FULL['steps']} steps (extrapolated), minutes | "
             + " | ".join(f"{v / 60:.1f}" for v in ext)
             + f" | {s['cpu'] * FULL['steps'] / 6e4:.1f} |",
-            f"| chapter scale (batch {CHAPTER['batch']}, {CHAPTER['steps']} steps), seconds | "
+            f"| chapter scale ({CHAPTER['shape'][0]} x {CHAPTER['shape'][1]}, batch {CHAPTER['batch']}, "
+            f"{CHAPTER['steps']} steps), seconds | "
             + " | ".join(f"{v:.1f}" for v in c["wall"])
             + f" | {c['cpu']:.1f} |",
             "",
@@ -374,11 +373,11 @@ def write_results(res, directory):
     if "ipr" in res:
         r = res["ipr"]
         ch = np.array(r["chapter"])
-        full = f"; batch {FULL['batch']} (seed 0): {r['full']:.4f}" if "full" in r else ""
+        sites = int(np.prod(CHAPTER["shape"]))
         lines += [
-            f"Mean IPR of the {K} learned fields after {CHAPTER['steps']} steps: batch {CHAPTER['batch']}, "
-            f"{len(ch)} seeds: {ch.min():.4f} to {ch.max():.4f}{full}; "
-            f"at initialisation {np.mean(r['initial']):.4f} (a delocalised Gaussian field: about 3/900 = 0.0033).",
+            f"Mean IPR of the {K} learned fields at chapter scale ({CHAPTER['steps']} steps), {len(ch)} seeds: "
+            f"{ch.min():.4f} to {ch.max():.4f}; at initialisation {np.mean(r['initial']):.4f} (a delocalised "
+            f"Gaussian field: about 3/{sites} = {3 / sites:.4f}).",
             "",
         ]
     if "paper" in res:
@@ -401,7 +400,6 @@ def main():
     p.add_argument("--split-steps", type=int, default=20, help="steps per timed scan in the cost split")
     p.add_argument("--probe-steps", type=int, default=200, help="full-batch train_online steps per timed run")
     p.add_argument("--ipr-seeds", type=int, default=3)
-    p.add_argument("--ipr-full", action="store_true", help="ipr: also the full-batch run to the same step (slow)")
     p.add_argument("--write", metavar="DIR", help="also write DIR/fig1_2d.md")
     p.add_argument("--paper", metavar="REPO", help="also time the paper's sampler from a checkout of its repository")
     args = p.parse_args()
@@ -417,7 +415,7 @@ def main():
     sections = {
         "split": lambda: {"rows": cost_split(args.runs, args.split_steps)},
         "train": lambda: training_costs(args.runs, args.probe_steps),
-        "ipr": lambda: ipr_check(args.ipr_seeds, args.ipr_full),
+        "ipr": lambda: ipr_check(args.ipr_seeds),
         "paper": lambda: paper_sampler(args.paper, args.runs),
     }
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
