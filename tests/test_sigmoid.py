@@ -157,5 +157,9 @@ def test_input_validation():
         S.committee_bias_drift(np.ones((2, 4)), np.zeros(3), np.eye(4), np.eye(4))
     with pytest.raises(ValueError, match="cov0"):
         S.rayleigh_optimum(np.zeros((3, 3)), np.eye(3))
+    with pytest.raises(TypeError, match="task"):
+        S.monte_carlo_spread(None, "NLGP", np.ones((1, 4)))
+    with pytest.raises(ValueError, match="num"):
+        S.monte_carlo_bias_drift(None, family_task("NLGP", 1.0), np.ones(4), 0.0, num=1)
     with pytest.raises(ValueError, match="activation"):
         S.monte_carlo_start_loss(None, None, np.ones(4), "tanh")

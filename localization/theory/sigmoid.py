@@ -253,6 +253,8 @@ def relu_start_loss(s1sq: ArrayLike, s0sq: ArrayLike) -> np.ndarray:
 
 
 def _class_samples(key: Any, task: Any, num: int, n: int) -> tuple[jax.Array, jax.Array]:
+    if not (hasattr(task, "model0") and hasattr(task, "model1")):
+        raise TypeError(f"task must be a LengthscaleTask (e.g. data.family_task('NLGP', 1.0)), got {task!r}")
     num = v.integer("num", num, minimum=4)
     k0, k1 = jax.random.split(v.key("key", key))
     x0 = task.model0.sample(k0, num, n, jnp.float64)
