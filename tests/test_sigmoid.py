@@ -163,3 +163,16 @@ def test_input_validation():
         S.monte_carlo_bias_drift(None, family_task("NLGP", 1.0), np.ones(4), 0.0, num=1)
     with pytest.raises(ValueError, match="activation"):
         S.monte_carlo_start_loss(None, None, np.ones(4), "tanh")
+
+
+def test_committee_linearisation_matches_finite_differences():
+    c0, c1 = family_task("NLGP", 1.0).covariances(10)
+    W = np.random.default_rng(6).standard_normal((4, 10)) / math.sqrt(10)
+    D, M = S.committee_bias_linearisation(W, c0, c1)
+    eps = 1e-5
+    for j in range(4):
+        e = np.zeros(4)
+        e[j] = eps
+        col = (S.committee_bias_drift(W, e, c0, c1) - S.committee_bias_drift(W, -e, c0, c1)) / (2 * eps)
+        np.testing.assert_allclose(-col, M[:, j], rtol=1e-6, atol=1e-10)
+    np.testing.assert_allclose(D, S.committee_bias_drift(W, np.zeros(4), c0, c1), rtol=0, atol=0)

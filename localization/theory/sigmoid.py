@@ -57,6 +57,7 @@ __all__ = [
     "cross_output_slope",
     "bias_drift",
     "committee_bias_drift",
+    "committee_bias_linearisation",
     "notes001_eq42",
     "notes001_cross_term",
     "spread_probability",
@@ -170,6 +171,29 @@ def committee_bias_drift(W: ArrayLike, b: ArrayLike, cov0: ArrayLike, cov1: Arra
         cross = cross_output_slope(d[:, None], d[None, :], s, b[:, None], b[None, :])  # [j, k]
         out += 0.5 * (y * mean_slope(d, b) - cross.sum(axis=1) / K)
     return out
+
+
+def committee_bias_linearisation(W: ArrayLike, cov0: ArrayLike, cov1: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    r"""(D (K,), M (K, K)) with :math:`K\tau\,\dot b=D-Mb+O(|b|^2)` near :math:`b=0` (:func:`committee_bias_drift`).
+
+    :math:`D` is the drift at :math:`b=0` (each neuron as alone, the label term). The label term is
+    even in :math:`b_j`, so only the cross terms are linear: expanding the erf of
+    :func:`cross_output_slope` at 0, with :math:`c_{jk}=(1+s_{kk}-s_{jk}^2/(1+s_{jj}))^{-1/2}` and
+    :math:`P^y_{jk}=\frac1{2K}A(s^y_{jj},0)\sqrt{2/\pi}\,c^y_{jk}`,
+    :math:`M=\sum_y\bigl[P^y-\operatorname{diag}_j\bigl(\sum_kP^y_{jk}s^y_{jk}/(1+s^y_{jj})\bigr)\bigr]`.
+    """
+    cov0, cov1 = v.covariance_pair(("cov0", "cov1"), cov0, cov1)
+    W = _weights(W, cov0.shape[0])
+    K = W.shape[0]
+    D = committee_bias_drift(W, np.zeros(K), cov0, cov1)
+    M = np.zeros((K, K))
+    for cov in (cov1, cov0):
+        s = W @ cov @ W.T
+        d = np.diag(s)
+        c = 1.0 / np.sqrt(1.0 + d[None, :] - s**2 / (1.0 + d[:, None]))
+        P = mean_slope(d, 0.0)[:, None] * math.sqrt(2 / math.pi) * c / (2 * K)
+        M += P - np.diag((P * s).sum(axis=1) / (1.0 + d))
+    return D, M
 
 
 def notes001_eq42(s1sq: ArrayLike, s0sq: ArrayLike, b: ArrayLike) -> np.ndarray:
