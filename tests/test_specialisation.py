@@ -129,3 +129,18 @@ def test_bad_input():
         sp.within_similarity(np.ones((1, 5)))
     with pytest.raises(TypeError, match="pop"):
         sp.measure("population")
+
+
+def test_train_shifted_zero_is_the_library_run_and_shifts_share_the_stream():
+    s = mn.FIG6_KUR10.replace(inits=2, steps=5, batch=20)
+    key = jax.random.key(4)
+    ref = mn.train_population(key, s)
+    (zero,) = sp.train_shifted(key, s)
+    np.testing.assert_array_equal(zero.fields, ref.fields)
+    np.testing.assert_array_equal(zero.bias, ref.bias)
+    both = sp.train_shifted(key, s, (0.0, 2.0))
+    np.testing.assert_allclose(both[0].fields, ref.fields, rtol=0, atol=1e-6)
+    std = math.sqrt(s.init_scale * 2 / (s.N + s.K))
+    np.testing.assert_allclose(both[1].fields[:, 0] - ref.fields[:, 0], 2.0 * std, rtol=1e-4)
+    with pytest.raises(ValueError, match="shifts"):
+        sp.train_shifted(key, s, ())
