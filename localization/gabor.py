@@ -247,10 +247,13 @@ def fit_bump(w: Any) -> Fit:
 
 def fit_gabor(w: Any) -> Fit:
     """Least-squares periodic Gabor (:func:`periodic_gabor`; width in [0.5, N] sites, real frequency in
-    [0, N/2]) for fields (..., N). Starts include the best sinusoid (width N) and bump shapes, so the
-    residual is, up to the optimiser's tolerance, at most that of :func:`fit_sinusoid` and :func:`fit_bump`
-    (at width N the envelope is constant to 1e-8)."""
-    return _fit(w, gabor=True)
+    [0, N/2]) for fields (..., N). The grid start contains the sinusoids (width N, integer frequency; the
+    envelope is then constant to 1e-8) and the bumps (frequency 0), and the refined bump of :func:`fit_bump`
+    replaces the Gabor where it fits better, so the residual never exceeds the bump's and, up to the
+    optimiser's tolerance, the sinusoid's."""
+    gabor, bump = _fit(w, gabor=True), _fit(w, gabor=False)
+    better = bump.residual < gabor.residual
+    return Fit(*(np.where(better, getattr(bump, n), getattr(gabor, n)) for n in Fit.leaf_fields))
 
 
 def analytic_signal(w: Any) -> np.ndarray:
