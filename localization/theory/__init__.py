@@ -14,6 +14,9 @@ Modules:
 * ``gates`` — gating structures of the gated deep linear network (the ``Gating`` protocol);
 * ``gdln`` — the GDLN flow, its exact solution, OLS limit and loss; ``gdln_moments`` — its moments.
 * ``hypercube`` — f(w) = E[1(⟨w, X⟩ ≥ 0) X] on {-1, +1}^n by exact enumeration, its closed forms.
+* ``hypercube_flow`` — the neuron's exact flow c(w) − A(w)w on two laws on {-1, +1}^n, its integration
+  and fixed points;
+* ``sigmoid`` — closed forms of the erf network: bias flow, spread of preactivations, starting losses.
 
 The names listed in ``__all__`` are re-exported here (``theory.amplifier(m)``,
 ``theory.integrate_effective(...)``); ``derivation``, ``assumptions`` and ``gaussian`` are used as modules.
