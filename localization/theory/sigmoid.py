@@ -13,9 +13,11 @@ for :math:`v\sim\mathcal N(m,t)`. Hence (:func:`mean_slope`, :func:`mean_output_
 
 .. math::
 
-    A(s^2,b)=\mathbb E\,\sigma'(u)=\frac{2c}{\sqrt\pi}\,\frac{e^{-c^2b^2/(1+2c^2s^2)}}{\sqrt{1+2c^2s^2}},\qquad
-    B(s^2,b)=\mathbb E\,\sigma(u)\sigma'(u)=A(s^2,b)\,
-    \operatorname{erf}\frac{cb}{\sqrt{(1+2c^2s^2)(1+4c^2s^2)}},
+    \begin{aligned}
+    A(s^2,b)&=\mathbb E\,\sigma'(u)=\frac{2c}{\sqrt\pi}\,\frac{e^{-c^2b^2/(1+2c^2s^2)}}{\sqrt{1+2c^2s^2}},\\
+    B(s^2,b)&=\mathbb E\,\sigma(u)\sigma'(u)\\
+    &=A(s^2,b)\,\operatorname{erf}\frac{cb}{\sqrt{(1+2c^2s^2)(1+4c^2s^2)}},
+    \end{aligned}
 
 and the single-neuron bias flow (:func:`bias_drift`)
 :math:`\tau\dot b=\tfrac12[y_1A(\sigma_1^2,b)-B(\sigma_1^2,b)]+\tfrac12[y_0A(\sigma_0^2,b)-B(\sigma_0^2,b)]`.
@@ -24,8 +26,11 @@ For two neurons with preactivation variances :math:`s_{11},s_{kk}` and covarianc
 
 .. math::
 
-    \mathbb E\,\sigma(h_k+b_k)\sigma'(h_1+b_1)=A(s_{11},b_1)\,
+    \begin{aligned}
+    &\mathbb E\,\sigma(h_k+b_k)\sigma'(h_1+b_1)\\
+    &\quad=A(s_{11},b_1)\,
     \operatorname{erf}\frac{b_k-s_{1k}b_1/(1+s_{11})}{\sqrt{2\,(1+s_{kk}-s_{1k}^2/(1+s_{11}))}} .
+    \end{aligned}
 
 Spread of preactivations (notes 004 Eqs. (9)–(10)): for independent
 :math:`Z_1\sim\mathcal N(0,\sigma_1^2)`, :math:`Z_0\sim\mathcal N(0,\sigma_0^2)`,
