@@ -303,7 +303,8 @@ def spreads(w: Any, analytic: bool = True) -> tuple[np.ndarray, np.ndarray]:
 
     ``analytic`` (default) measures the analytic signal of a real field; with ``analytic=False`` the
     field itself (complex fields are always measured as given). A spread is ``inf`` where its moment
-    vanishes (|τ| or |σ| ≤ 1e-12: the power is spread evenly round the ring) — a value, not an error.
+    vanishes (:math:`|\tau|` or :math:`|\sigma|` ≤ 1e-12: the power is spread evenly round the ring) — a value,
+    not an error.
     """
     if not isinstance(analytic, bool):
         raise TypeError(f"analytic must be a bool, got {analytic!r}")
