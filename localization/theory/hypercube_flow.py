@@ -5,15 +5,23 @@ E[(Y-\hat y(X))^2]` with **no** ½ (paper Eq. (9)), balanced labels :math:`P(Y=1
 :math:`X\mid Y=y\sim p_y` on the hypercube. Enumerating the :math:`2^n` vertices gives the loss
 exactly (:func:`expected_loss`),
 
-.. math:: \mathcal L(w)=\tfrac12\sum_x p_1(x)\bigl(1-\mathrm{ReLU}(\langle w,x\rangle)\bigr)^2
-   +\tfrac12\sum_x p_0(x)\,\mathrm{ReLU}(\langle w,x\rangle)^2,
+.. math::
+
+   \begin{aligned}
+   \mathcal L(w)={}&\tfrac12\sum_x p_1(x)\bigl(1-\mathrm{ReLU}(\langle w,x\rangle)\bigr)^2\\
+   &+\tfrac12\sum_x p_0(x)\,\mathrm{ReLU}(\langle w,x\rangle)^2,
+   \end{aligned}
 
 and, with :math:`\mathrm{ReLU}'(s)=\mathbb 1(s>0)` (JAX's convention at :math:`s=0`), its gradient
 flow (:func:`flow`; the factor 2 of the square cancels the ½ of the balanced labels)
 
-.. math:: \dot w=-\nabla\mathcal L(w)=c(w)-A(w)\,w,\qquad
-   c(w)=\mathbb E_1\bigl[\mathbb 1(\langle w,X\rangle>0)X\bigr],\quad
-   A(w)=\sum_{y\in\{0,1\}}\mathbb E_y\bigl[\mathbb 1(\langle w,X\rangle>0)XX^\top\bigr].
+.. math::
+
+   \begin{aligned}
+   \dot w&=-\nabla\mathcal L(w)=c(w)-A(w)\,w,\\
+   c(w)&=\mathbb E_1\bigl[\mathbb 1(\langle w,X\rangle>0)X\bigr],\\
+   A(w)&=\sum_{y\in\{0,1\}}\mathbb E_y\bigl[\mathbb 1(\langle w,X\rangle>0)XX^\top\bigr].
+   \end{aligned}
 
 For sign-symmetric laws (:math:`p_y(x)=p_y(-x)`: the Ising ring, the law of :math:`\operatorname{sign}Z`)
 pairing :math:`x` with :math:`-x` gives :math:`A(w)w=\tfrac12(\Sigma_0+\Sigma_1)w` and :math:`c(w)=f_1(w)`
