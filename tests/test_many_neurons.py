@@ -108,6 +108,9 @@ def test_bad_settings_are_named():
         ex.train_population(key, SMALL.replace(checkpoints=1))
     with pytest.raises(ValueError, match="activation"):
         ex.train_population(key, SMALL.replace(activation="tanh"))
+    wrong = models.init_params(key, SMALL.K, SMALL.n, num=SMALL.inits + 1)
+    with pytest.raises(ValueError, match=r"params must be Params with w of shape \(inits, K, N\)"):
+        ex.train_population(key, SMALL, params=wrong)
 
 
 def test_draw_fields_ring_and_grid():

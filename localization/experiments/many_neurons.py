@@ -219,12 +219,16 @@ def _as_numpy(leaf):
     return None if leaf is None else np.asarray(leaf, np.float64)
 
 
-def train_population(key: jax.Array, settings: PopulationSettings, *, dtype: Any = jnp.float32) -> Population:
+def train_population(
+    key: jax.Array, settings: PopulationSettings, *, params: models.Params | None = None, dtype: Any = jnp.float32
+) -> Population:
     """Train ``settings.inits`` initialisations of the many-neuron model ``settings`` describes.
 
     The initialisations come from ``fold_in(key, 0)`` (:func:`localization.models.init_params`), the
     data stream from ``fold_in(key, 1)`` (:func:`localization.train.train_online`), so a run is a
-    function of the key and the settings only.
+    function of the key and the settings only. ``params`` replaces the drawn initialisations by given
+    ones (:class:`localization.models.Params` with a leading axis of length ``settings.inits``), e.g.
+    the shifted initialisations of :mod:`localization.experiments.specialisation`.
     """
     key = v.key("key", key)
     if not isinstance(settings, PopulationSettings):
@@ -233,16 +237,23 @@ def train_population(key: jax.Array, settings: PopulationSettings, *, dtype: Any
     if settings.model == "neuron":
         raise ValueError("settings.model must be 'committee' or 'two_layer' (many neurons), got 'neuron'")
     checkpoints = v.integer("settings.checkpoints", settings.checkpoints, 2)
-    params = models.init_params(
-        jax.random.fold_in(key, 0),
-        settings.K,
-        settings.shape,
-        settings.init_scale,
-        model=settings.model,
-        bias=settings.bias,
-        num=settings.inits,
-        dtype=dtype,
-    )
+    if params is None:
+        params = models.init_params(
+            jax.random.fold_in(key, 0),
+            settings.K,
+            settings.shape,
+            settings.init_scale,
+            model=settings.model,
+            bias=settings.bias,
+            num=settings.inits,
+            dtype=dtype,
+        )
+    elif not isinstance(params, models.Params) or params.w.shape != (settings.inits, settings.K, settings.N):
+        got = params.w.shape if isinstance(params, models.Params) else type(params).__name__
+        raise ValueError(
+            f"params must be Params with w of shape (inits, K, N) = {(settings.inits, settings.K, settings.N)}, "
+            f"got {got}"
+        )
     traj = train.train_online(
         jax.random.fold_in(key, 1),
         settings.task(),

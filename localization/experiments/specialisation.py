@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 from numpy.typing import ArrayLike
 
-from localization import models, population, train
+from localization import models, population
 from localization import validation as v
 from localization.experiments import many_neurons as mn
 
@@ -101,35 +101,17 @@ def train_shifted(
         raise ValueError("shifts must contain at least one shift, got an empty sequence")
     parts = [shifted_params(jax.random.fold_in(key, 0), settings, s) for s in shifts]
     params = jax.tree_util.tree_map(lambda *a: jnp.concatenate(a), *parts)
-    traj = train.train_online(
-        jax.random.fold_in(key, 1),
-        settings.task(),
-        params,
-        lr=settings.lr,
-        batch=settings.batch,
-        steps=settings.steps,
-        checkpoints=v.integer("settings.checkpoints", settings.checkpoints, 2),
-        n=settings.n,
-        model="committee",
-        activation=settings.activation,
-    )
     I = settings.inits
-    w = np.asarray(traj.weights.w, np.float64)
-    b = None if traj.weights.b is None else np.asarray(traj.weights.b, np.float64)
-    finite = np.isfinite(w).reshape(w.shape[0], -1).all(1)
-    if b is not None:
-        finite &= np.isfinite(b).reshape(b.shape[0], -1).all(1)
-    times = np.asarray(traj.times, np.float64)
+    run = mn.train_population(key, settings.replace(inits=len(shifts) * I), params=params)
+    blocks = [slice(j * I, (j + 1) * I) for j in range(len(shifts))]  # one block of initialisations per shift
     return [
-        mn.Population(
-            settings,
-            times,
-            w[j * I : (j + 1) * I],
-            None,
-            None if b is None else b[j * I : (j + 1) * I],
-            ~finite[j * I : (j + 1) * I],
+        run._replace(
+            settings=settings,
+            fields=run.fields[block],
+            bias=None if run.bias is None else run.bias[block],
+            diverged=run.diverged[block],
         )
-        for j in range(len(shifts))
+        for block in blocks
     ]
 
 
