@@ -38,6 +38,7 @@ __all__ = [
     "pairing_null",
     "tiling_gaps",
     "gap_cv",
+    "shift_correlation",
 ]
 
 
@@ -219,3 +220,21 @@ def gap_cv(positions: ArrayLike, N: int) -> float:
     ones, and sqrt(K − 1) when all peaks share one site. The K gaps add up to N, so the mean is N/K."""
     gaps = tiling_gaps(positions, N).astype(np.float64)
     return float(gaps.std() / gaps.mean())
+
+
+def shift_correlation(a: ArrayLike, b: ArrayLike) -> np.ndarray:
+    r"""Cosine similarity of ring fields ``a`` with every circular shift of ``b``, by FFT:
+    :math:`c_s=\langle a,S^sb\rangle/(\|a\|\|b\|)` with ``np.roll(b, s)`` for :math:`S^sb`.
+
+    ``a``, ``b`` : (..., N) finite, non-zero, broadcastable. Returns (..., N) float64: entry ``s`` is the
+    correlation with ``np.roll(b, s, axis=-1)``.
+    """
+    a = v.finite_real_array("a", a)
+    b = v.finite_real_array("b", b)
+    if a.ndim < 1 or b.ndim < 1 or a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"a and b must be fields (..., N) with the same N, got shapes {a.shape} and {b.shape}")
+    norms = np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1)
+    if np.any(norms == 0):
+        raise ValueError("a and b must be non-zero fields (the correlation is undefined at 0)")
+    c = np.fft.irfft(np.fft.rfft(a) * np.conj(np.fft.rfft(b)), n=a.shape[-1])
+    return c / norms[..., None]

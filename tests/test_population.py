@@ -140,3 +140,20 @@ def test_bad_input_is_named():
         pop.dominant_mode(np.zeros(12), (4, 3))
     with pytest.raises(ValueError, match="all-zero"):
         pop.peak_sites(np.zeros((3, 6)))
+
+
+def test_shift_correlation_against_rolls_and_bad_input():
+    """Entry s is the cosine similarity with np.roll(b, s) (direct sums, 1e-12); 1 at the aligning shift."""
+    rng = np.random.default_rng(4)
+    a, b = rng.normal(size=(3, 11)), rng.normal(size=(3, 11))
+    direct = np.stack([np.sum(a * np.roll(b, s, axis=-1), -1) for s in range(11)], -1)
+    direct /= (np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1))[:, None]
+    np.testing.assert_allclose(pop.shift_correlation(a, b), direct, rtol=0, atol=1e-12)
+    c = pop.shift_correlation(a[0], np.roll(a[0], -4))
+    assert abs(c[4] - 1) < 1e-12 and np.argmax(c) == 4
+    with pytest.raises(ValueError, match="same N"):
+        pop.shift_correlation(np.ones(4), np.ones(5))
+    with pytest.raises(ValueError, match="non-zero"):
+        pop.shift_correlation(np.zeros(4), np.ones(4))
+    with pytest.raises(ValueError, match="finite"):
+        pop.shift_correlation(np.array([1.0, np.inf]), np.ones(2))

@@ -178,8 +178,7 @@ def max_xcorr(u: ArrayLike, w: ArrayLike) -> np.ndarray:
     nu, nw = np.linalg.norm(u, axis=-1), np.linalg.norm(w, axis=-1)
     if np.any(nu == 0) or np.any(nw == 0) or not (np.all(np.isfinite(u)) and np.all(np.isfinite(w))):
         raise ValueError("u and w must be finite and nonzero")
-    c = np.fft.irfft(np.conj(np.fft.rfft(u)) * np.fft.rfft(w), n=u.shape[-1])
-    return np.clip(np.abs(c).max(-1) / (nu * nw), 0.0, 1.0)
+    return np.clip(np.abs(population.shift_correlation(w, u)).max(-1), 0.0, 1.0)
 
 
 def within_similarity(W: ArrayLike) -> float:

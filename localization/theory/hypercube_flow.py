@@ -50,6 +50,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from localization import population
 from localization import validation as V
 from localization.data.base import is_traced
 from localization.data.spectral import covariance_sqrt as _latent_sqrt
@@ -296,7 +297,6 @@ def aligned_correlation(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
     na, nb = np.linalg.norm(a, axis=-1), np.linalg.norm(b, axis=-1)
     if np.any(na == 0) or np.any(nb == 0):
         raise ValueError("a and b must be non-zero fields (the correlation is undefined at 0)")
-    n = a.shape[-1]
-    corr = np.stack([np.sum(a * np.roll(b, s, axis=-1), axis=-1) for s in range(n)], axis=-1) / (na * nb)[..., None]
+    corr = population.shift_correlation(a, b)
     shift = np.argmax(corr, axis=-1)
     return np.take_along_axis(corr, shift[..., None], axis=-1)[..., 0], shift
