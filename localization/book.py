@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SEED_ENV",
     "MEASURED_METADATA_KEY",
+    "ACCURACY_METADATA_KEY",
     "seed",
     "key",
     "glue_exact",
@@ -50,6 +51,11 @@ SEED_ENV = "LOCALIZATION_SEED"
 #: Output-metadata key that marks a glued or displayed value as measured (seed- and
 #: machine-dependent). nbval skips such outputs and the references do not store them.
 MEASURED_METADATA_KEY = "localization-measured"
+
+#: Output-metadata key of a value glued exactly whose accuracy is coarser than its float64 digits (a
+#: residual of cancellation near zero): nbval compares it with this absolute tolerance, and the
+#: references keep the key (tests/tolerant_compare.py).
+ACCURACY_METADATA_KEY = "localization-accuracy"
 
 _GLUE_PREFIX = "application/papermill.record/"
 
@@ -129,7 +135,7 @@ def looks_float32(value: Any) -> bool:
     return False
 
 
-def _glue(name: str, value: Any, *, measured: bool) -> None:
+def _glue(name: str, value: Any, *, measured: bool, accuracy: float | None = None) -> None:
     from IPython.core.formatters import format_display_data
     from IPython.display import display
 
@@ -139,6 +145,8 @@ def _glue(name: str, value: Any, *, measured: bool) -> None:
     metadata["scrapbook"] = {"name": name, "mime_prefix": _GLUE_PREFIX}
     if measured:
         metadata[MEASURED_METADATA_KEY] = True
+    if accuracy is not None:
+        metadata[ACCURACY_METADATA_KEY] = accuracy
     display({_GLUE_PREFIX + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)
 
 
@@ -157,18 +165,27 @@ def _python_number(name: str, value: Any):
     raise TypeError(f"{name}: glue a number or a string, got {type(value).__name__}")
 
 
-def glue_exact(name: str, value: Any, significant: int = 10) -> None:
+def glue_exact(name: str, value: Any, significant: int = 10, *, accuracy: float | None = None) -> None:
     """Glue a deterministic value (float64 theory, an integer count, a string) for ``{glue:text}``.
 
-    The value is stored in the nbval references and compared as text on every machine and seed,
-    so it must not depend on either. A float is rounded to ``significant`` significant digits
-    (default 10, in 1..15): quadratures and special functions may differ in their last bits between
-    math libraries, far below that precision.
+    The value is stored in the nbval references and compared on every machine and seed, so it must
+    not depend on either. Numbers are compared with a tolerance, never as text (rounding is not
+    portable: a value whose machine error straddles a rounding boundary flips its last digit):
+    relative 1e-7 with an absolute floor of 1e-13 (``tests/tolerant_compare.py``). A float is
+    rounded to ``significant`` significant digits (default 10, in 1..15) for display.
+
+    Args:
+        name: the glue name.
+        value: a float64 or integer number, or a string.
+        significant: significant digits kept (1..15).
+        accuracy: the absolute accuracy the value really has, where cancellation limits it (a
+            residual near zero): compared absolutely at this accuracy instead of relatively. A
+            positive finite float, at least ``abs(value) * 1e-15``.
 
     Raises:
         TypeError: ``value`` is float32-derived (see :func:`looks_float32`) or not a number/string;
             glue such values with :func:`glue_measured`.
-        ValueError: ``value`` is NaN or infinite.
+        ValueError: ``value`` is NaN or infinite, or ``significant`` or ``accuracy`` is out of range.
     """
     if looks_float32(value):
         raise TypeError(
@@ -178,9 +195,17 @@ def glue_exact(name: str, value: Any, significant: int = 10) -> None:
     if isinstance(significant, bool) or not isinstance(significant, numbers.Integral) or not 1 <= significant <= 15:
         raise ValueError(f"significant must be an integer in [1, 15], got {significant!r}")
     number = _python_number(name, value)
+    if accuracy is not None:
+        if isinstance(accuracy, bool) or not isinstance(accuracy, (numbers.Real, np.floating)):
+            raise TypeError(f"{name}: accuracy must be a positive float, got {type(accuracy).__name__}")
+        accuracy = float(accuracy)
+        if not (math.isfinite(accuracy) and accuracy > 0):
+            raise ValueError(f"{name}: accuracy must be positive and finite, got {accuracy}")
+        if not isinstance(number, float):
+            raise TypeError(f"{name}: accuracy applies to a float, got {type(number).__name__}")
     if isinstance(number, float):
         number = float(f"{number:.{int(significant)}g}")
-    _glue(name, number, measured=False)
+    _glue(name, number, measured=False, accuracy=accuracy)
 
 
 def glue_measured(name: str, value: Any) -> None:

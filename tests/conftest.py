@@ -1,5 +1,6 @@
 """Strict test configuration: float64 everywhere, CPU only; nbval compares text, not pictures, and
-never a measured (seed- or machine-dependent) value."""
+never a measured (seed- or machine-dependent) value; numbers in compared text are compared with a
+tolerance (tests/tolerant_compare.py), since rounding is not portable between machines."""
 
 import os
 
@@ -14,6 +15,7 @@ jax.config.update("jax_enable_x64", True)
 # except the outputs of localization.book.glue_measured / show_measured, which the references do
 # not store (strip_reference drops them) and which are dropped from the executed outputs below.
 from strip_reference import UNCOMPARED as _UNCOMPARED  # noqa: E402  (tests/ is on sys.path)
+from tolerant_compare import align_outputs  # noqa: E402
 
 import localization  # noqa: E402,F401  (fails collection early if the package does not import)
 from localization.book import is_measured_output  # noqa: E402
@@ -32,7 +34,9 @@ def pytest_collection_modifyitems(session, config, items):
         compare = IPyNbCell.compare_outputs
 
         def compare_outputs(self, test, ref, skip_compare=None):
-            return compare(self, _without_measured(test), _without_measured(ref), skip_compare)
+            ref = _without_measured(ref)
+            test = align_outputs(_without_measured(test), ref)
+            return compare(self, test, ref, skip_compare)
 
         IPyNbCell.compare_outputs = compare_outputs
         IPyNbCell._book_measured_filter = True

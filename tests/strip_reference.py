@@ -10,7 +10,7 @@ import sys
 
 import nbformat
 
-from localization.book import is_measured_output
+from localization.book import ACCURACY_METADATA_KEY, is_measured_output
 
 # Output payloads nbval is told to skip (see tests/conftest.py): figures and widget views.
 UNCOMPARED = (
@@ -52,7 +52,9 @@ def strip(path: str) -> None:
             for key in UNCOMPARED:
                 output.get("data", {}).pop(key, None)
             if "metadata" in output:
-                output["metadata"] = {}
+                # only the stated accuracy of an exact value is kept: nbval compares at it
+                accuracy = output["metadata"].get(ACCURACY_METADATA_KEY)
+                output["metadata"] = {} if accuracy is None else {ACCURACY_METADATA_KEY: accuracy}
     nbformat.write(nb, path)
 
 

@@ -81,3 +81,29 @@ def test_measured_outputs_are_marked_and_exact_ones_are_not(monkeypatch):
     assert not book.is_measured_output({"metadata": e_meta})
     assert e_data["application/papermill.record/text/plain"] == "0.6666666667"  # 10 significant digits
     assert book.is_measured_output({"metadata": s_meta}) and s_data == {"text/plain": "IPR 0.56"}
+
+
+def test_glue_exact_states_its_accuracy_in_metadata_the_references_keep(monkeypatch, tmp_path):
+    import nbformat
+    from strip_reference import strip
+
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj, raw, metadata: shown.append((obj, metadata)))
+    book.glue_exact("residual", 6.167698643e-09, accuracy=1e-14)
+    book.glue_exact("plain", 0.5)
+    (_, meta), (_, plain_meta) = shown
+    assert meta[book.ACCURACY_METADATA_KEY] == 1e-14 and book.ACCURACY_METADATA_KEY not in plain_meta
+    for bad, error in ((0.0, ValueError), (-1e-9, ValueError), (float("inf"), ValueError), ("1e-9", TypeError)):
+        with pytest.raises(error, match="accuracy"):
+            book.glue_exact("x", 1.0, accuracy=bad)
+    with pytest.raises(TypeError, match="accuracy applies to a float"):
+        book.glue_exact("x", 3, accuracy=1e-9)
+    # strip_reference keeps the accuracy (nbval compares at it) and drops all other metadata
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("", execution_count=1)
+    cell.outputs = [nbformat.v4.new_output("display_data", data=dict(shown[0][0]), metadata=meta)]
+    nb.cells.append(cell)
+    path = tmp_path / "r.ipynb"
+    nbformat.write(nb, path)
+    strip(str(path))
+    assert nbformat.read(path, as_version=4).cells[0].outputs[0].metadata == {book.ACCURACY_METADATA_KEY: 1e-14}
