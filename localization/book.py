@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from localization.claims import claim  # the one way a chapter states a measured claim
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
@@ -43,6 +45,7 @@ __all__ = [
     "show_measured",
     "is_measured_output",
     "looks_float32",
+    "claim",
 ]
 
 #: Environment variable holding the book seed (an integer; unset or empty means 0).

@@ -1,0 +1,355 @@
+"""Measured claims: stated once, asserted, recorded over seeds, and shown with their margin.
+
+A chapter states every claim that rests on a sampled or trained quantity through :func:`claim`::
+
+    book.claim("gauss-sgd-amp-median", rel_dev, "<", 0.1,
+               says="the median |u0| of the SGD fields is within 10 % of Eq. (gauss-fixed)")
+
+which asserts it (``AssertionError`` naming the claim, the value, the bound and the seed), shows a
+one-line verdict below the check (a measured output: never compared by nbval), and, when the
+environment variable ``LOCALIZATION_CLAIMS_LOG`` names a file, appends the observation to it as one
+JSON line. Exact checks (SymPy, quadrature, enumeration) keep plain ``assert``.
+
+``python -m localization claims`` (:mod:`localization.claims_sweep`) executes the chapters under a
+range of seeds held out from those any bound was chosen from, and writes one record per chapter,
+``book/data/claims/<chapter>.json``: the commit, the chapter's source hash, and every claim's
+observations. :func:`read_records` and :func:`summarise` turn the records into the rows of the page
+"How sure is each claim": the range over seeds, the margin (the nearest observed value's distance
+from the bound, in standard deviations over seeds) and whether the bound is *loose* (far beyond
+anything observed: more than :data:`LOOSE_SPREADS` standard deviations *and* more than
+:data:`LOOSE_FRACTION` of the value's scale away), which a claim must justify with ``loose=``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import numbers
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "LOG_ENV",
+    "KEEP_GOING_ENV",
+    "CHAPTER_ENV",
+    "OPERATORS",
+    "LOOSE_SPREADS",
+    "LOOSE_FRACTION",
+    "RECORD_DIR",
+    "claim",
+    "source_hash",
+    "claim_ids",
+    "read_records",
+    "ClaimSummary",
+    "summarise",
+    "observed_range",
+    "glue_range",
+    "markdown_tables",
+]
+
+#: File to which :func:`claim` appends one JSON line per observation (unset: nothing is recorded).
+LOG_ENV = "LOCALIZATION_CLAIMS_LOG"
+#: When set to 1 (by the sweep), a claim that does not hold is recorded and the chapter goes on.
+KEEP_GOING_ENV = "LOCALIZATION_CLAIMS_KEEP_GOING"
+#: The chapter being executed (set by the sweep; recorded with each observation).
+CHAPTER_ENV = "LOCALIZATION_CHAPTER"
+
+#: The comparisons a claim may state. ``"in"`` takes a closed interval ``(low, high)``.
+OPERATORS = ("<", "<=", ">", ">=", "==", "in")
+
+#: A bound is loose when the nearest observed value is more than this many standard deviations
+#: (over the recorded seeds) away from it ...
+LOOSE_SPREADS = 5.0
+#: ... and more than this fraction of the value's scale (max of |bound| and |median value|).
+LOOSE_FRACTION = 0.2
+
+#: Where the sweep writes the records: ``book/data/claims`` of the repository the package is installed from.
+RECORD_DIR = Path(__file__).resolve().parents[1] / "book" / "data" / "claims"
+
+_ID = re.compile(r"^[a-z0-9][a-z0-9\-]*$")
+
+
+def _scalar(name: str, value: Any) -> float | int:
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if hasattr(value, "shape"):
+        if np.shape(value) != ():
+            raise TypeError(f"{name} must be a scalar (reduce an array first), got shape {np.shape(value)}")
+        value = np.asarray(value).item()
+    if isinstance(value, (numbers.Integral, np.integer)):
+        return int(value)
+    if isinstance(value, (numbers.Real, np.floating)):
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be finite, got {value}")
+        return value
+    raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+
+
+def _check_bound(op: str, bound: Any):
+    if op not in OPERATORS:
+        raise ValueError(f"op must be one of {', '.join(map(repr, OPERATORS))}, got {op!r}")
+    if op == "in":
+        if not (isinstance(bound, (tuple, list)) and len(bound) == 2):
+            raise TypeError(f"bound of op 'in' must be a pair (low, high), got {bound!r}")
+        low, high = _scalar("bound[0]", bound[0]), _scalar("bound[1]", bound[1])
+        if not low <= high:
+            raise ValueError(f"bound of op 'in' must have low <= high, got ({low}, {high})")
+        return [low, high]
+    return _scalar("bound", bound)
+
+
+def _holds(value: float, op: str, bound) -> bool:
+    if op == "in":
+        return bound[0] <= value <= bound[1]
+    return {
+        "<": value < bound,
+        "<=": value <= bound,
+        ">": value > bound,
+        ">=": value >= bound,
+        "==": value == bound,
+    }[op]
+
+
+def _format(x) -> str:
+    if isinstance(x, list):
+        return f"[{_format(x[0])}, {_format(x[1])}]"
+    return str(x) if isinstance(x, int) else f"{x:.4g}"
+
+
+def claim(claim_id: str, value: Any, op: str, bound: Any, *, says: str, loose: str | None = None):
+    """State a measured claim: assert ``value op bound``, show the verdict, record the observation.
+
+    Parameters
+    ----------
+    claim_id
+        Unique in the book, lower case with hyphens, prefixed like the chapter's glue names
+        (``"gauss-sgd-amp-median"``).
+    value
+        The measured quantity the sentence rests on: a real scalar (reduce arrays first: the
+        smallest share, the median deviation, a count); NaN and infinities are refused.
+    op
+        One of :data:`OPERATORS`.
+    bound
+        A real scalar, or ``(low, high)`` for ``"in"``.
+    says
+        The claim in words, as the text states it (shown on the page "How sure is each claim").
+    loose
+        Why a bound far beyond anything observed is still the right one (e.g. "the text claims only
+        the sign"); without it such a claim is flagged on that page.
+
+    Returns
+    -------
+    The value as a Python number.
+
+    Raises
+    ------
+    AssertionError
+        The claim does not hold (unless the sweep asked to keep going: then it is recorded as such).
+    TypeError, ValueError
+        A malformed id, value, operator or bound.
+    """
+    from localization import book
+
+    if not isinstance(claim_id, str) or not _ID.match(claim_id):
+        raise ValueError(f"claim_id must be lower-case words joined by hyphens, got {claim_id!r}")
+    if not isinstance(says, str) or not says.strip():
+        raise TypeError(f"says must be a non-empty sentence, got {says!r}")
+    if loose is not None and (not isinstance(loose, str) or not loose.strip()):
+        raise TypeError(f"loose must be a non-empty reason or None, got {loose!r}")
+    value = _scalar("value", value)
+    bound = _check_bound(op, bound)
+    holds = _holds(value, op, bound)
+    seed = book.seed()
+    log = os.environ.get(LOG_ENV, "").strip()
+    if log:
+        line = {
+            "id": claim_id,
+            "value": value,
+            "op": op,
+            "bound": bound,
+            "holds": holds,
+            "seed": seed,
+            "chapter": os.environ.get(CHAPTER_ENV) or None,
+            "says": says,
+            "loose": loose,
+        }
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(line) + "\n")
+    mark = "\u2714" if holds else "\u2718"
+    book.show_measured(f"{mark} {claim_id}: {_format(value)} {op} {_format(bound)} (seed {seed})")
+    if not holds and os.environ.get(KEEP_GOING_ENV, "") != "1":
+        stated = f"{_format(value)} {op} {_format(bound)}"
+        raise AssertionError(f"claim {claim_id!r} does not hold for seed {seed}: {stated} is false ({says})")
+    return value
+
+
+# --- records --------------------------------------------------------------------------------------------
+
+_CLAIM_CALL = re.compile(r"""\bclaim\(\s*(?:f?)["']([a-z0-9][a-z0-9\-]*)["']""")
+_LABEL = re.compile(r"^\(([A-Za-z0-9_\-]+)\)=\s*$")
+
+
+def source_hash(path: str | os.PathLike) -> str:
+    """SHA-256 of a chapter's source, the record's test of whether the chapter changed since."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def claim_ids(path: str | os.PathLike) -> dict[str, str | None]:
+    """The claim ids a chapter states (``claim("id", ...)`` in its source), each with the label of
+    the nearest ``(label)=`` target above it (the check the claims page links to), in order."""
+    found: dict[str, str | None] = {}
+    label = None
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        target = _LABEL.match(line)
+        if target:
+            label = target.group(1)
+        for claim_id in _CLAIM_CALL.findall(line):
+            if claim_id in found:
+                raise ValueError(f"{path}: claim id {claim_id!r} is stated twice")
+            found[claim_id] = label
+    return found
+
+
+def read_records(directory: str | os.PathLike = RECORD_DIR) -> dict[str, dict]:
+    """Every chapter record in ``directory`` (``<chapter>.json``), by chapter name."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise FileNotFoundError(f"no claims record at {directory}: run 'python -m localization claims'")
+    return {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in sorted(directory.glob("*.json"))}
+
+
+@dataclass(frozen=True)
+class ClaimSummary:
+    """One row of the page "How sure is each claim"."""
+
+    claim_id: str
+    chapter: str
+    says: str
+    op: str
+    bound: Any
+    seeds: tuple[int, ...]
+    low: float
+    high: float
+    failures: tuple[int, ...]
+    gap: float  # nearest observed distance from the bound (negative: a seed where it fails)
+    spread: float  # standard deviation over seeds
+    margin: float  # gap / spread (inf when the value does not vary over seeds)
+    loose: bool
+    loose_reason: str | None
+    stale: bool  # the chapter changed after the record was written
+
+
+def _gaps(values: np.ndarray, op: str, bound) -> np.ndarray:
+    if op == "in":
+        return np.minimum(values - bound[0], bound[1] - values)
+    if op in ("<", "<="):
+        return bound - values
+    if op in (">", ">="):
+        return values - bound
+    return -np.abs(values - bound)  # "==": 0 when it holds
+
+
+def summarise(records: dict[str, dict], book_dir: str | os.PathLike | None = None) -> list[ClaimSummary]:
+    """One :class:`ClaimSummary` per recorded claim, chapter by chapter. With ``book_dir``, a claim is
+    marked stale when its chapter's source no longer has the recorded hash."""
+    rows = []
+    for chapter, record in records.items():
+        stale = False
+        if book_dir is not None:
+            source = Path(book_dir) / f"{chapter}.md"
+            stale = not source.exists() or source_hash(source) != record.get("source_sha256")
+        for claim_id, entry in record["claims"].items():
+            observations = entry["observations"]
+            values = np.array([o["value"] for o in observations], dtype=float)
+            bound = observations[-1]["bound"]
+            bound_arr = np.array(bound, dtype=float)
+            gaps = _gaps(values, entry["op"], bound_arr)
+            gap = float(gaps.min())
+            spread = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+            margin = math.inf if spread == 0 else gap / spread
+            scale = max(float(np.max(np.abs(bound_arr))), abs(float(np.median(values))))
+            loose = entry["op"] != "==" and gap > LOOSE_SPREADS * spread and gap > LOOSE_FRACTION * scale
+            rows.append(
+                ClaimSummary(
+                    claim_id=claim_id,
+                    chapter=chapter,
+                    says=entry["says"],
+                    op=entry["op"],
+                    bound=bound,
+                    seeds=tuple(o["seed"] for o in observations),
+                    low=float(values.min()),
+                    high=float(values.max()),
+                    failures=tuple(o["seed"] for o in observations if not o["holds"]),
+                    gap=gap,
+                    spread=spread,
+                    margin=margin,
+                    loose=loose,
+                    loose_reason=entry.get("loose"),
+                    stale=stale,
+                )
+            )
+    return rows
+
+
+def observed_range(claim_id: str, records: dict[str, dict] | None = None) -> tuple[float, float, int]:
+    """(smallest, largest, number of seeds) of a claim's value over the recorded seeds."""
+    records = read_records() if records is None else records
+    for record in records.values():
+        if claim_id in record["claims"]:
+            values = [o["value"] for o in record["claims"][claim_id]["observations"]]
+            return min(values), max(values), len(values)
+    raise KeyError(f"claim {claim_id!r} is not in the record: run 'python -m localization claims'")
+
+
+def glue_range(name: str, claim_id: str, fmt: str = ".3g", records: dict[str, dict] | None = None) -> str:
+    """Glue ``"low–high over N seeds"`` of a claim's recorded values for the prose (a measured glue:
+    the record changes when the sweep is re-run) and return the text."""
+    from localization import book
+
+    low, high, count = observed_range(claim_id, records)
+    text = f"{low:{fmt}}\u2013{high:{fmt}} over {count} seeds"
+    book.glue_measured(name, text)
+    return text
+
+
+def _bound_text(op: str, bound) -> str:
+    return f"in [{_format(bound[0])}, {_format(bound[1])}]" if op == "in" else f"{op} {_format(bound)}"
+
+
+def _status(row: ClaimSummary) -> str:
+    if row.failures:
+        return f"**fails** for seeds {', '.join(map(str, row.failures))}"
+    if row.loose:
+        return f"loose: {row.loose_reason}" if row.loose_reason else "**loose**, no reason given"
+    return "holds"
+
+
+def markdown_tables(rows: list[ClaimSummary], book_dir: str | os.PathLike) -> dict[str, str]:
+    """The page's Markdown table of each chapter's claims (claim, bound, range over seeds, margin,
+    status), with each claim linked to the check that states it."""
+    tables: dict[str, str] = {}
+    labels: dict[str, dict[str, str | None]] = {}
+    for row in rows:
+        if row.chapter not in labels:
+            source = Path(book_dir) / f"{row.chapter}.md"
+            labels[row.chapter] = claim_ids(source) if source.exists() else {}
+        label = labels[row.chapter].get(row.claim_id)
+        anchor = f"#{label}" if label else ""
+        link = f"[{row.claim_id}]({row.chapter}.html{anchor})"
+        margin = "constant" if math.isinf(row.margin) else f"{row.margin:.1f} sd"
+        stale = " (chapter changed since the record)" if row.stale else ""
+        line = (
+            f"| {link}: {row.says}{stale} | {_bound_text(row.op, row.bound)} | "
+            f"{_format(row.low)} to {_format(row.high)} | {margin} | {_status(row)} |"
+        )
+        if row.chapter not in tables:
+            tables[row.chapter] = "| claim | bound | observed | margin | status |\n| --- | --- | --- | --- | --- |\n"
+        tables[row.chapter] += line + "\n"
+    return tables
