@@ -42,6 +42,7 @@ __all__ = [
     "LOOSE_SPREADS",
     "LOOSE_FRACTION",
     "RECORD_DIR",
+    "TUNING_SEEDS",
     "claim",
     "source_hash",
     "claim_ids",
@@ -66,8 +67,11 @@ OPERATORS = ("<", "<=", ">", ">=", "==", "in")
 #: A bound is loose when the nearest observed value is more than this many standard deviations
 #: (over the recorded seeds) away from it ...
 LOOSE_SPREADS = 5.0
-#: ... and more than this fraction of the value's scale (max of |bound| and |median value|).
+#: ... and more than this fraction of the value's scale (the larger of the absolute bound and the absolute median).
 LOOSE_FRACTION = 0.2
+
+#: The seeds the chapters' bounds were chosen from; every other recorded seed is held out.
+TUNING_SEEDS = tuple(range(10))
 
 #: Where the sweep writes the records: ``book/data/claims`` of the repository the package is installed from.
 RECORD_DIR = Path(__file__).resolve().parents[1] / "book" / "data" / "claims"
@@ -235,6 +239,7 @@ class ClaimSummary:
     op: str
     bound: Any
     seeds: tuple[int, ...]
+    held_out: int  # number of recorded seeds outside TUNING_SEEDS
     low: float
     high: float
     failures: tuple[int, ...]
@@ -284,6 +289,7 @@ def summarise(records: dict[str, dict], book_dir: str | os.PathLike | None = Non
                     op=entry["op"],
                     bound=bound,
                     seeds=tuple(o["seed"] for o in observations),
+                    held_out=sum(o["seed"] not in TUNING_SEEDS for o in observations),
                     low=float(values.min()),
                     high=float(values.max()),
                     failures=tuple(o["seed"] for o in observations if not o["holds"]),

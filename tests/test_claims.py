@@ -1,0 +1,174 @@
+"""The claim helper, the records of the sweep and the page built from them; and the book's claims
+against their record: every claim a chapter states was recorded under at least ten held-out seeds
+and held under every one."""
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from localization import book, claims, claims_sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
+
+
+@pytest.fixture
+def shown(monkeypatch):
+    out = []
+    monkeypatch.setattr("IPython.display.display", lambda obj, raw, metadata: out.append((obj, metadata)))
+    return out
+
+
+def test_claim_asserts_shows_and_returns(shown, monkeypatch):
+    monkeypatch.delenv(claims.LOG_ENV, raising=False)
+    assert book.claim("t-a", np.float32(0.25), "<", 0.5, says="a is small") == 0.25
+    assert book.claim("t-b", np.int64(3), "==", 3, says="three") == 3
+    assert book.claim("t-c", 0.5, "in", (0.5, 1.0), says="closed interval") == 0.5
+    (text, meta), *_ = shown
+    assert text["text/plain"].startswith("\u2714 t-a: 0.25 < 0.5") and book.is_measured_output({"metadata": meta})
+    with pytest.raises(AssertionError, match=r"claim 't-d' does not hold for seed \d+: 0.75 < 0.5"):
+        book.claim("t-d", 0.75, "<", 0.5, says="d is small")
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "match"),
+    [
+        (("t-x", float("nan"), "<", 1.0), ValueError, "value must be finite"),
+        (("t-x", float("inf"), "<", 1.0), ValueError, "value must be finite"),
+        (("t-x", np.ones(3), "<", 1.0), TypeError, "scalar"),
+        (("t-x", "0.5", "<", 1.0), TypeError, "real number"),
+        (("t-x", 0.5, "=<", 1.0), ValueError, "op must be one of"),
+        (("t-x", 0.5, "in", 1.0), TypeError, "pair"),
+        (("t-x", 0.5, "in", (2.0, 1.0)), ValueError, "low <= high"),
+        (("t-x", 0.5, "<", float("nan")), ValueError, "bound must be finite"),
+        (("T X", 0.5, "<", 1.0), ValueError, "claim_id"),
+    ],
+)
+def test_claim_rejects_bad_input(shown, args, error, match):
+    with pytest.raises(error, match=match):
+        book.claim(*args, says="x")
+
+
+def test_claim_needs_a_statement(shown):
+    with pytest.raises(TypeError, match="says"):
+        book.claim("t-x", 0.5, "<", 1.0, says=" ")
+
+
+def test_claim_records_and_keeps_going_in_a_sweep(shown, monkeypatch, tmp_path):
+    log = tmp_path / "log.jsonl"
+    monkeypatch.setenv(claims.LOG_ENV, str(log))
+    monkeypatch.setenv(claims.KEEP_GOING_ENV, "1")
+    monkeypatch.setenv(claims.CHAPTER_ENV, "demo")
+    monkeypatch.setenv(book.SEED_ENV, "104")
+    book.claim("t-a", 0.3, ">", 0.5, says="a is large", loose=None)  # fails, recorded, no raise
+    book.claim("t-b", 2, "in", [1, 3], says="b in range")
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    assert [(x["id"], x["holds"], x["seed"], x["chapter"]) for x in lines] == [
+        ("t-a", False, 104, "demo"),
+        ("t-b", True, 104, "demo"),
+    ]
+    assert lines[1]["bound"] == [1, 3] and shown[0][0]["text/plain"].startswith("\u2718")
+
+
+def _record(values, op, bound, loose=None, seeds=None, source_sha256="x"):
+    seeds = list(range(100, 100 + len(values))) if seeds is None else seeds
+    observations = [
+        {"seed": s, "value": v, "bound": bound, "holds": claims._holds(v, op, bound)} for s, v in zip(seeds, values, strict=True)
+    ]
+    entry = {"says": "s", "op": op, "loose": loose, "observations": observations}
+    return {"chapter": "demo", "source_sha256": source_sha256, "seeds": seeds, "runs": {}, "claims": {"d-a": entry}}
+
+
+def test_summary_margin_loose_and_failures():
+    values = [0.55, 0.56, 0.57, 0.58]
+    (row,) = claims.summarise({"demo": _record(values, ">", 0.5)})
+    assert row.low == 0.55 and row.high == 0.58 and row.failures == ()
+    assert math.isclose(row.gap, 0.05) and math.isclose(row.margin, 0.05 / np.std(values, ddof=1))
+    assert not row.loose  # 0.05 is 10 % of the scale: close enough to the data
+    (row,) = claims.summarise({"demo": _record(values, ">", -0.1)})
+    assert row.loose and row.loose_reason is None  # 0.65 away: > 5 sd and > 20 % of the scale
+    (row,) = claims.summarise({"demo": _record(values, ">", -0.1, loose="only the sign is claimed")})
+    assert row.loose and row.loose_reason == "only the sign is claimed"
+    (row,) = claims.summarise({"demo": _record([0.4, 0.6], ">", 0.5)})
+    assert row.failures == (100,) and row.gap < 0
+    (row,) = claims.summarise({"demo": _record([3, 3, 3], "==", 3)})
+    assert row.margin == math.inf and not row.loose
+    (row,) = claims.summarise({"demo": _record([0.2, 0.3], "in", [0.0, 1.0], seeds=[3, 104])})
+    assert math.isclose(row.gap, 0.2) and row.held_out == 1
+
+
+def test_staleness_and_page_tables(tmp_path):
+    chapter = tmp_path / "demo.md"
+    chapter.write_text('(check-demo)=\n\n```{code-cell}\nbook.claim("d-a", x, ">", 0.5, says="s")\n```\n')
+    fresh = _record([0.6, 0.7], ">", 0.5, source_sha256=claims.source_hash(chapter))
+    (row,) = claims.summarise({"demo": fresh}, tmp_path)
+    assert not row.stale
+    (row_stale,) = claims.summarise({"demo": _record([0.6, 0.7], ">", 0.5)}, tmp_path)
+    assert row_stale.stale
+    table = claims.markdown_tables([row], tmp_path)["demo"]
+    assert "[d-a](demo.html#check-demo)" in table and "0.6 to 0.7" in table and "| holds |" in table
+    assert claims.claim_ids(chapter) == {"d-a": "check-demo"}
+    chapter.write_text(chapter.read_text() * 2)
+    with pytest.raises(ValueError, match="stated twice"):
+        claims.claim_ids(chapter)
+
+
+def test_glue_range_reads_the_record(shown):
+    records = {"demo": _record([0.61, 0.55, 0.58], ">", 0.5)}
+    assert claims.glue_range("g", "d-a", ".2f", records) == "0.55\u20130.61 over 3 seeds"
+    with pytest.raises(KeyError, match="not in the record"):
+        claims.observed_range("missing", records)
+
+
+@pytest.mark.parametrize(
+    ("text", "seeds"), [("100-103", (100, 101, 102, 103)), ("3,5,8", (3, 5, 8)), ("1-2,7", (1, 2, 7))]
+)
+def test_parse_seeds(text, seeds):
+    assert claims_sweep.parse_seeds(text) == seeds
+
+
+@pytest.mark.parametrize("text", ["", "a", "5-3", "1,1", "-1"])
+def test_parse_seeds_rejects(text):
+    with pytest.raises(ValueError, match="seeds"):
+        claims_sweep.parse_seeds(text)
+
+
+# --- the book against its record ------------------------------------------------------------------------
+
+CHAPTERS = claims_sweep.executable_chapters(BOOK)
+STATED = {name: claims.claim_ids(BOOK / f"{name}.md") for name in CHAPTERS}
+
+
+def test_claim_ids_are_unique_in_the_book():
+    seen = {}
+    for chapter, ids in STATED.items():
+        for claim_id in ids:
+            assert claim_id not in seen, f"{claim_id} stated in {seen.get(claim_id)} and {chapter}"
+            seen[claim_id] = chapter
+
+
+@pytest.mark.parametrize("chapter", [c for c in CHAPTERS if STATED[c]])
+def test_every_claim_is_recorded_under_ten_held_out_seeds_and_holds(chapter):
+    records = claims.read_records()
+    assert chapter in records, f"no record of {chapter}: run 'python -m localization claims --chapters {chapter}'"
+    rows = {row.claim_id: row for row in claims.summarise({chapter: records[chapter]})}
+    missing = sorted(set(STATED[chapter]) - set(rows))
+    assert not missing, f"{chapter}: claims not in the record: {missing}"
+    for claim_id in STATED[chapter]:
+        row = rows[claim_id]
+        assert row.held_out >= 10, f"{claim_id}: {row.held_out} held-out seeds recorded"
+        assert not row.failures, f"{claim_id} fails for seeds {row.failures}"
+        assert not (row.loose and not row.loose_reason), f"{claim_id}: loose bound without a reason"
+    errors = {seed: run["error"] for seed, run in records[chapter]["runs"].items() if run["error"]}
+    assert not errors, f"{chapter} raised under seeds {errors}"
+
+
+def test_the_claims_page_builds_from_the_record():
+    rows = claims.summarise(claims.read_records(), BOOK)
+    tables = claims.markdown_tables(rows, BOOK)
+    assert rows and set(tables) <= set(CHAPTERS)
+    for row in rows:
+        assert f"[{row.claim_id}]({row.chapter}.html" in tables[row.chapter]
