@@ -75,8 +75,9 @@ def test_claim_records_and_keeps_going_in_a_sweep(shown, monkeypatch, tmp_path):
 
 def _record(values, op, bound, loose=None, seeds=None, source_sha256="x"):
     seeds = list(range(100, 100 + len(values))) if seeds is None else seeds
+    holds = {">": lambda v: v > bound, "==": lambda v: v == bound, "in": lambda v: bound[0] <= v <= bound[1]}[op]
     observations = [
-        {"seed": s, "value": v, "bound": bound, "holds": claims._holds(v, op, bound)} for s, v in zip(seeds, values, strict=True)
+        {"seed": s, "value": v, "bound": bound, "holds": holds(v)} for s, v in zip(seeds, values, strict=True)
     ]
     entry = {"says": "s", "op": op, "loose": loose, "observations": observations}
     return {"chapter": "demo", "source_sha256": source_sha256, "seeds": seeds, "runs": {}, "claims": {"d-a": entry}}
