@@ -86,6 +86,28 @@ def test_lindeberg_ratio():
     assert r.shape == (2, 3)
 
 
+def test_lindeberg_ratio_flat_field_and_cancellation():
+    # flat field of a circulant: 1 / (N lambda(0)), lambda(0) the row sum (1/N only for the identity)
+    for xi in (0.7, 3.0):
+        sigma = np.asarray(data.Gaussian(xi).covariance(N))
+        lam0 = sigma[0].sum()
+        assert float(A.lindeberg_ratio(np.ones(N), sigma)) == pytest.approx(1 / (N * lam0), rel=1e-13)
+        assert 1 / (N * lam0) < 1 / N
+    # cancelling neighbours: w = e0 - e1 gives 1 / (2 (1 - Sigma_01)), above 1 for Sigma_01 > 1/2
+    sigma = np.asarray(data.Gaussian(3.0).covariance(N))
+    w = np.zeros(N)
+    w[0], w[1] = 1.0, -1.0
+    ratio = float(A.lindeberg_ratio(w, sigma))
+    assert ratio == pytest.approx(1 / (2 * (1 - sigma[0, 1])), rel=1e-13)
+    assert sigma[0, 1] > 0.5 and ratio > 1
+    # the bounds 1 / (N lambda_max) <= ratio <= 1 / lambda_min on random fields
+    lam = np.linalg.eigvalsh(sigma)
+    r = np.asarray(
+        A.lindeberg_ratio(np.asarray(jax.random.normal(jax.random.key(3), (256, N), dtype=jnp.float64)), sigma)
+    )
+    assert np.all(r >= 1 / (N * lam[-1]) * (1 - 1e-12)) and np.all(r <= 1 / lam[0] * (1 + 1e-12))
+
+
 def test_a3_along_trajectory():
     s0, s1 = data.Gaussian(0.7).covariance(N), data.Gaussian(2.0).covariance(N)
     w0 = 0.01 * np.asarray(jax.random.normal(jax.random.key(5), (2, N), dtype=jnp.float64))
@@ -93,7 +115,8 @@ def test_a3_along_trajectory():
     r = A.a3_along_trajectory(traj, s1)
     assert r.shape == (2, 4)
     np.testing.assert_allclose(r[1, 2], A.lindeberg_ratio(traj.weights[1, 2], s1), rtol=1e-14)
-    assert np.all((r > 0) & (r <= 1))
+    lam = np.linalg.eigvalsh(np.asarray(s1))
+    assert np.all((r >= 1 / (N * lam[-1]) * (1 - 1e-12)) & (r <= 1 / lam[0] * (1 + 1e-12)))
 
 
 def test_validation():

@@ -11,6 +11,8 @@ from localization.data import spectral as C
 from localization.theory import (
     Amplifier,
     amplifier_argument,
+    effective_fixed_point,
+    effective_jacobian,
     effective_vector_field,
     gaussian,
     integrate_effective,
@@ -122,6 +124,46 @@ def test_rk4_converges_to_fine_euler():
     err_rk4 = float(jnp.linalg.norm(rk4 - fine))
     err_euler = float(jnp.linalg.norm(euler - fine))
     assert err_rk4 < 1e-3 * float(jnp.linalg.norm(fine)) and err_rk4 < 0.05 * err_euler
+
+
+def test_jacobian_equals_central_differences():
+    w = _w(9)
+    jac = effective_jacobian(w, BIN, S0, S1)
+    h = 1e-6
+    plus = np.asarray(effective_vector_field(w + h * np.eye(N), BIN, S0, S1))
+    minus = np.asarray(effective_vector_field(w - h * np.eye(N), BIN, S0, S1))
+    np.testing.assert_allclose(jac, (plus - minus).T / (2 * h), rtol=0, atol=1e-7)
+
+
+def test_fixed_point_of_the_linear_flow_and_its_spectrum():
+    # linear phi: the constant mode r* 1, r* = sqrt(2/pi) a0 / mu(0), a0 = sqrt(lambda1(0) / N); the
+    # Jacobian there has the radial eigenvalue -mu(0)/2 and (1/2)[mu(0) lambda1(k) / lambda1(0) - mu(k)]
+    lam0, lam1 = (np.real(np.fft.fft(np.asarray(s)[0])) for s in (S0, S1))
+    mu = lam0 + lam1
+    r_star = math.sqrt(2 / math.pi) * math.sqrt(lam1[0] / N) / mu[0]
+    start = r_star * (1 + 0.2 * np.cos(2 * np.pi * np.arange(N) / N) + 0.1)
+    w_star, residual = effective_fixed_point(start, GAUSS, S0, S1)
+    assert residual <= 1e-13
+    np.testing.assert_allclose(w_star, np.full(N, r_star), rtol=1e-12)
+    rates = 0.5 * (mu[0] * lam1 / lam1[0] - mu)
+    rates[0] = -mu[0] / 2
+    eig = np.sort(np.linalg.eigvals(effective_jacobian(w_star, GAUSS, S0, S1)).real)
+    np.testing.assert_allclose(eig, np.sort(rates), rtol=0, atol=1e-12)
+
+
+def test_fixed_point_validation():
+    with pytest.raises(ValueError, match="Newton steps"):
+        effective_fixed_point(_w(10), GAUSS, S0, S1, max_iter=1)
+    with pytest.raises(ValueError, match="tol"):
+        effective_fixed_point(_w(10), GAUSS, S0, S1, tol=-1.0)
+    with pytest.raises(TypeError, match="max_iter"):
+        effective_fixed_point(_w(10), GAUSS, S0, S1, max_iter=2.5)
+    with pytest.raises(ValueError, match="w0 must be a single weight vector"):
+        effective_fixed_point(_w(10, (2, N)), GAUSS, S0, S1)
+    with pytest.raises(ValueError, match="w0 must be non-zero"):
+        effective_fixed_point(np.zeros(N), GAUSS, S0, S1)
+    with pytest.raises(ValueError, match="w must have last axis"):
+        effective_jacobian(np.ones(3), GAUSS, S0, S1)
 
 
 def test_validation_messages():

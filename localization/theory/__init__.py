@@ -36,6 +36,8 @@ from localization.theory.amplifier import (
 )
 from localization.theory.effective import (
     amplifier_argument,
+    effective_fixed_point,
+    effective_jacobian,
     effective_vector_field,
     integrate_effective,
 )
@@ -71,6 +73,8 @@ __all__ = [
     "evaluate_amplifier",
     "amplifier_argument",
     "effective_vector_field",
+    "effective_jacobian",
+    "effective_fixed_point",
     "integrate_effective",
     "family_root",
     "linear_crossings",

@@ -23,8 +23,8 @@ Discrepancies returned here (0 when the assumption holds exactly):
     :math:`v(x)=\operatorname{Var}(\langle w,X\rangle\mid X_i=x)`,
     :math:`v_{A2}=w^\top(\Sigma-\sigma_i\sigma_i^\top/\Sigma_{ii})w`.
 
-``A3``  the Lindeberg-type ratio :math:`\max_jw_j^2\Sigma_{jj}/w^\top\Sigma w` (→ 0 for spread-out
-    weights, = 1 for :math:`w\propto e_j`).
+``A3``  the Lindeberg-type ratio :math:`\max_jw_j^2\Sigma_{jj}/w^\top\Sigma w` (small for spread-out
+    weights, = 1 for :math:`w\propto e_j`, above 1 when terms cancel; bounds in :func:`lindeberg_ratio`).
 
 Exact cases (proved in the docstrings, used as fast paths): Gaussian data satisfy A1, A2 exactly; so
 does every sign-symmetric law with ±s-valued coordinates (Ising): :math:`m_j` is an odd function on
@@ -419,8 +419,22 @@ def discrepancies_finite(support: ArrayLike, prob: ArrayLike, w: ArrayLike, i: i
 def lindeberg_ratio(weights: ArrayLike, sigma: ArrayLike) -> jax.Array:
     r"""A3 diagnostic :math:`\max_jw_j^2\Sigma_{jj}/w^\top\Sigma w` along the last axis.
 
-    ``weights`` (..., N), ``sigma`` (N, N) → (...). In (0, 1]; it is ≥ 1/N-ish for spread weights and 1
-    for :math:`w\propto e_j` (one term carries all the variance, Lindeberg fails).
+    ``weights`` (..., N), ``sigma`` (N, N) → (...). The variance of the largest single term
+    :math:`w_jX_j` over the variance of the sum :math:`\langle w,X\rangle`. For unit diagonal
+    :math:`\Sigma` (bounds from :math:`\lambda_{\min}|w|^2\le w^\top\Sigma w\le\lambda_{\max}|w|^2`
+    and :math:`\max_jw_j^2\le|w|^2\le N\max_jw_j^2`):
+
+    .. math::
+
+        \frac{1}{N\lambda_{\max}(\Sigma)}\le\text{ratio}\le\frac{1}{\lambda_{\min}(\Sigma)} .
+
+    * 1 for :math:`w\propto e_j` (one term carries all the variance, Lindeberg fails);
+    * :math:`1/(N\lambda(0))` for a flat field :math:`w\propto\mathbf 1` of a circulant
+      :math:`\Sigma` (row sum :math:`\lambda(0)`); with non-negative correlations
+      :math:`\lambda(0)=\lambda_{\max}` (Perron–Frobenius), so the flat field attains the lower
+      bound, which is :math:`1/N` only for :math:`\Sigma=I`;
+    * above 1 when terms cancel: :math:`w=e_0-e_1` gives :math:`1/(2(1-\Sigma_{01}))`, more than 1
+      as soon as :math:`\Sigma_{01}>1/2` (the sum then varies less than one of its terms).
     """
     sigma = jnp.asarray(v.float_array("sigma", sigma, ndim_min=2), dtype=jnp.float64)
     if sigma.ndim != 2 or sigma.shape[0] != sigma.shape[1]:

@@ -33,6 +33,7 @@ which is paper Eq. (5) with :math:`\tau=1`. For Gaussian data the first term is 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from functools import partial
 
@@ -48,6 +49,8 @@ from localization.trajectory import Trajectory, checkpoint_steps
 
 __all__ = [
     "effective_vector_field",
+    "effective_jacobian",
+    "effective_fixed_point",
     "integrate_effective",
     "amplifier_argument",
 ]
@@ -162,6 +165,98 @@ def effective_vector_field(
 
 
 _field_jit = jax.jit(_field)
+_jacobian_jit = jax.jit(jax.jacfwd(_field))
+
+
+def _check_single_w(name, w, s1):
+    w = _check_w(name, w, s1.shape[0])
+    if w.ndim != 1:
+        raise ValueError(f"{name} must be a single weight vector of shape ({s1.shape[0]},), got shape {w.shape}")
+    if not float(w @ np.asarray(s1) @ w) > 0:
+        raise ValueError(f"{name} must be non-zero ({name}^T Sigma1 {name} > 0), got a zero weight vector")
+    return w
+
+
+def effective_jacobian(
+    w: ArrayLike, phi: PytreeAmplifier | Callable, sigma0: ArrayLike, sigma1: ArrayLike
+) -> np.ndarray:
+    r"""Jacobian :math:`\partial F_i/\partial w_j` of :func:`effective_vector_field` at one weight vector.
+
+    By forward-mode automatic differentiation (float64, exact up to rounding), so ``phi`` must be
+    differentiable in JAX (``theory.amplifier``, ``theory.amplifier_taylor``, a tabulated φ is only
+    piecewise linear). At a fixed point its eigenvalues decide stability: the fixed point is stable
+    when every real part is negative and a saddle when one is positive.
+
+    Parameters
+    ----------
+    w : (n,) non-zero weight vector.
+    phi, sigma0, sigma1 : as for :func:`effective_vector_field`.
+
+    Returns
+    -------
+    (n, n) float64 NumPy array; row i is the gradient of :math:`F_i`.
+    """
+    phi = _as_pytree_phi(phi)
+    s0, s1 = _check_covariances(sigma0, sigma1)
+    w = _check_single_w("w", w, s1)
+    return np.asarray(_jacobian_jit(jnp.asarray(w), phi, s0, s1), dtype=np.float64)
+
+
+def effective_fixed_point(
+    w0: ArrayLike,
+    phi: PytreeAmplifier | Callable,
+    sigma0: ArrayLike,
+    sigma1: ArrayLike,
+    *,
+    tol: float = 1e-13,
+    max_iter: int = 50,
+) -> tuple[np.ndarray, float]:
+    r"""A fixed point :math:`F(w^*)=0` of the effective flow by Newton's method from ``w0``.
+
+    Iterates :math:`w\leftarrow w-J(w)^{-1}F(w)` (:func:`effective_jacobian`) until
+    :math:`\max_i|F_i(w)|\le` ``tol``. Newton converges to the fixed point nearest in its basin,
+    whatever its stability, so a saddle is found as readily as a stable state: start it from the end
+    of a flow run that has (nearly) stopped moving.
+
+    Parameters
+    ----------
+    w0 : (n,) non-zero starting weights.
+    phi, sigma0, sigma1 : as for :func:`effective_vector_field` (``phi`` differentiable in JAX).
+    tol : positive absolute tolerance on :math:`\max_i|F_i|` (default 1e-13).
+    max_iter : int ≥ 1, the most Newton steps taken.
+
+    Returns
+    -------
+    ``(w_star, residual)``: (n,) float64 weights and :math:`\max_i|F_i(w^*)|` (≤ ``tol``).
+
+    Raises
+    ------
+    ValueError
+        when the iteration does not reach ``tol`` within ``max_iter`` steps, reaches ``w = 0`` or
+        meets a singular Jacobian.
+    """
+    phi = _as_pytree_phi(phi)
+    s0, s1 = _check_covariances(sigma0, sigma1)
+    w = _check_single_w("w0", w0, s1)
+    tol = v.positive("tol", tol)
+    max_iter = v.integer("max_iter", max_iter, minimum=1)
+    residual = math.inf
+    for _ in range(max_iter + 1):
+        if not (np.all(np.isfinite(w)) and float(w @ np.asarray(s1) @ w) > 0):
+            raise ValueError("effective_fixed_point: the Newton iteration left the domain (w = 0 or non-finite)")
+        field = np.asarray(_field_jit(jnp.asarray(w), phi, s0, s1), dtype=np.float64)
+        residual = float(np.max(np.abs(field)))
+        if residual <= tol:
+            return w, residual
+        jac = np.asarray(_jacobian_jit(jnp.asarray(w), phi, s0, s1), dtype=np.float64)
+        try:
+            w = w - np.linalg.solve(jac, field)
+        except np.linalg.LinAlgError:
+            raise ValueError("effective_fixed_point: the Jacobian is singular at an iterate") from None
+    raise ValueError(
+        f"effective_fixed_point: max |F| = {residual:.3g} > tol = {tol:.3g} after max_iter = {max_iter} "
+        "Newton steps (start closer to the fixed point, or raise tol or max_iter)"
+    )
 
 
 def _step(w, dt, phi, s0, s1, method, substeps):
