@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from localization import validation
 from localization.claims import claim  # the one way a chapter states a measured claim
 
 if TYPE_CHECKING:
@@ -158,14 +159,9 @@ def _python_number(name: str, value: Any):
         return value
     if isinstance(value, (numbers.Integral, np.integer)):
         return int(value)
-    if hasattr(value, "shape") and getattr(value, "shape", None) == ():
-        value = value.item() if hasattr(value, "item") else value
-    if isinstance(value, (numbers.Real, np.floating)):
-        value = float(value)
-        if not math.isfinite(value):
-            raise ValueError(f"{name}: a glued number must be finite, got {value}")
-        return value
-    raise TypeError(f"{name}: glue a number or a string, got {type(value).__name__}")
+    if np.ndim(value) != 0 or isinstance(value, (list, tuple, dict)):
+        raise TypeError(f"{name}: glue a number or a string, got {type(value).__name__}")
+    return validation.real_scalar(f"{name}: a glued number", value)
 
 
 def glue_exact(name: str, value: Any, significant: int = 10, *, accuracy: float | None = None) -> None:

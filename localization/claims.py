@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from localization import validation as v
+
 __all__ = [
     "LOG_ENV",
     "KEEP_GOING_ENV",
@@ -80,20 +82,12 @@ _ID = re.compile(r"^[a-z0-9][a-z0-9\-]*$")
 
 
 def _scalar(name: str, value: Any) -> float | int:
-    if isinstance(value, (bool, np.bool_)):
+    """A claim's number: integers (counts) stay integers, anything else is a finite float."""
+    if np.ndim(value) != 0:
+        raise TypeError(f"{name} must be a scalar (reduce an array first), got shape {np.shape(value)}")
+    if isinstance(value, (bool, np.bool_, numbers.Integral)) or np.issubdtype(np.asarray(value).dtype, np.integer):
         return int(value)
-    if hasattr(value, "shape"):
-        if np.shape(value) != ():
-            raise TypeError(f"{name} must be a scalar (reduce an array first), got shape {np.shape(value)}")
-        value = np.asarray(value).item()
-    if isinstance(value, (numbers.Integral, np.integer)):
-        return int(value)
-    if isinstance(value, (numbers.Real, np.floating)):
-        value = float(value)
-        if not math.isfinite(value):
-            raise ValueError(f"{name} must be finite, got {value}")
-        return value
-    raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    return v.real_scalar(name, value)
 
 
 def _check_bound(op: str, bound: Any):
