@@ -157,8 +157,7 @@ class SphereMarginal(Marginal):
 
     @property
     def mean_absolute(self) -> float:
-        """``sqrt(D) E|T|`` = sqrt(D) Gamma(D/2) / (sqrt(pi) Gamma((D+1)/2)) (the Jacobi rule has a node
-        interval across the kink of ``abs(t)`` at 0, so the closed form replaces the quadrature)."""
+        """``sqrt(D) E|T|`` = sqrt(D) Gamma(D/2) / (sqrt(pi) Gamma((D+1)/2)) (closed form)."""
         return math.sqrt(self.dim) * _mean_abs_sphere(self.dim)
 
     def pdf(self, x: ArrayLike) -> np.ndarray:
@@ -171,8 +170,18 @@ class SphereMarginal(Marginal):
         return np.where(inside, dens, 0.0)
 
     def _t_rule(self, order):
+        """Symmetric rule for T, split at 0: Gauss-Jacobi on [0, 1] for the weight (1 - t)^a (``order``
+        nodes; the smooth factor (1 + t)^a is multiplied into the weights), mirrored to [-1, 0].
+
+        A Gauss-Jacobi rule on all of [-1, 1] has a node interval across 0, where the integrands of
+        the book have a kink (``abs``) or a layer of width ~1/c (``x erf(c x)``, c -> inf as a -> 1):
+        it missed E|X| by 4e-4 at D = 40. On each half these are smooth (``abs`` is linear)."""
         a = (self.dim - 3) / 2
-        t, w = sp.roots_jacobi(order, a, a)
+        s, w = sp.roots_jacobi(order, a, 0.0)  # weight (1 - s)^a on [-1, 1]
+        t = (s + 1.0) / 2.0  # on [0, 1]: (1 - s)^a = 2^a (1 - t)^a, constants drop out on normalising
+        w = w * (1.0 + t) ** a
+        t = np.concatenate([-t[::-1], t])
+        w = np.concatenate([w[::-1], w])
         return t, w / w.sum()
 
     def _quadrature(self, order):
