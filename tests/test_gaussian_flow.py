@@ -187,3 +187,31 @@ class _HalfVariance(data.GaussianMarginal):
     """A marginal of variance 1/2: not a unit-variance coordinate."""
 
     second_moment = 0.5
+
+
+def test_covariances_that_are_not_positive_semidefinite_are_refused_by_every_function():
+    cov0, cov1 = _covariances()
+    w = np.ones(N)
+    eye = np.eye(N)
+    calls = {
+        "half_space_moment": lambda c0, c1: gf.half_space_moment(w, c1),
+        "flow": lambda c0, c1: gf.flow(w, c0, c1),
+        "loss": lambda c0, c1: gf.loss(w, c0, c1),
+        "fixed_points": lambda c0, c1: gf.fixed_points(c0, c1),
+        "integrate": lambda c0, c1: gf.integrate(w, c0, c1, lr=0.1, steps=2, checkpoints=1),
+    }
+    for name, call in calls.items():
+        # -I has every eigenvalue -1; a circulant with one negative eigenvalue is symmetric and finite.
+        bad1 = "cov" if name == "half_space_moment" else "cov1"
+        with pytest.raises(ValueError, match=f"{bad1} must be positive semi-definite .* smallest eigenvalue -1 "):
+            call(2 * eye, -eye)
+        if name != "half_space_moment":
+            with pytest.raises(ValueError, match="cov0 must be positive semi-definite .* smallest eigenvalue -1 "):
+                call(-eye, 2 * eye)
+        basis, _ = real_fourier_basis(N)
+        lam = np.ones(N)
+        lam[3] = -0.5
+        indefinite = np.asarray(basis) @ np.diag(lam) @ np.asarray(basis).T
+        with pytest.raises(ValueError, match="valid: >= .*up to rounding"):
+            call(cov0, indefinite)
+        call(cov0, cov1)  # the book's covariances pass (their smallest eigenvalues are rounding-level)
