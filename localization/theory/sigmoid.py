@@ -139,7 +139,8 @@ def bias_drift(
 
     ``s1sq`` :math:`=w^\top\Sigma_1w`, ``s0sq`` :math:`=w^\top\Sigma_0w` (>= 0), ``b`` the bias; ``labels``
     :math:`(y_0,y_1)` (default :math:`(-1,+1)` as notes 001 §3 "Multiple Neurons" and notes 004 use;
-    ``(0, 1)`` is the convention under which notes 001 Eqs. (38)–(42) hold). Broadcasts.
+    ``(0, 1)``, with ``c=1`` (σ = erf), is the setting in which notes 001 Eqs. (38)–(43) hold: their single-neuron
+    part uses labels 0/1 and, despite the stated erf(·/√2), σ = erf). Broadcasts.
     """
     y0, y1 = _labels(labels)
     t1 = y1 * mean_slope(s1sq, b, c) - mean_output_slope(s1sq, b, c)
