@@ -16,6 +16,9 @@ Conventions (book-wide; the book states them once, in the chapter *Localization 
   sweeps (:func:`train_sweep`) vmap over the array-valued parameters of a stack of tasks with the
   same key: the underlying randomness is shared across parameter values (common random numbers), so
   the (parameter-independent) Gaussian draw is computed once per step for the whole sweep.
+  ``streams="per_init"`` gives every initialisation its own stream instead (initialisation ``i``
+  draws step ``t``'s batch with ``fold_in(fold_in(key, i), t)``), as in the paper's code, which draws
+  new data for each seed; it costs one batch per initialisation per step.
 * Steps run inside ``lax.scan``/``fori_loop`` under one ``jit``; compiled functions are cached by
   JAX on (static configuration, shapes, dtypes, task structure), so repeated calls with the same
   shapes do not recompile (learning rate and checkpoint *positions* are traced values).
@@ -65,6 +68,8 @@ __all__ = [
 ]
 
 PRNGS = ("splitmix", "key")
+#: Data streams of the initialisations: one stream shared by all (default) or one per initialisation.
+STREAMS = ("shared", "per_init")
 
 
 # -------------------------------------------------------------------------------------------------
@@ -145,6 +150,12 @@ def _check_task(task, balanced):
         )
 
 
+def _check_streams(streams):
+    if streams not in STREAMS:
+        raise ValueError(f"streams must be one of {STREAMS}, got {streams!r}")
+    return streams
+
+
 def _prepare_key(key, prng):
     key = v.key("key", key)
     if prng not in PRNGS:
@@ -171,8 +182,41 @@ def _sampler(task, n, batch, dtype, balanced):
 
 
 def _online_core(
-    key, task, static_task, params, lr, gaps, *, batch, n, model, activation, dtype, record_loss, balanced
+    key,
+    task,
+    static_task,
+    params,
+    lr,
+    gaps,
+    *,
+    batch,
+    n,
+    model,
+    activation,
+    dtype,
+    record_loss,
+    balanced,
+    streams="shared",
 ):
+    if streams == "per_init":
+        # initialisation i alone on the stream fold_in(key, i): (I, C, 1, ...) -> (C, I, ...)
+        inits = jax.tree_util.tree_leaves(params)[0].shape[0]
+        keys = jax.vmap(jax.random.fold_in, in_axes=(None, 0))(key, jnp.arange(inits, dtype=jnp.uint32))
+        kw = dict(
+            batch=batch,
+            n=n,
+            model=model,
+            activation=activation,
+            dtype=dtype,
+            record_loss=record_loss,
+            balanced=balanced,
+        )
+        one = lambda k, p: _online_core(  # noqa: E731
+            k, task, static_task, jax.tree_util.tree_map(lambda a: a[None], p), lr, gaps, **kw
+        )
+        ws, ls = jax.vmap(one)(keys, params)
+        swap = lambda a: jnp.moveaxis(a[:, :, 0], 0, 1)  # noqa: E731
+        return jax.tree_util.tree_map(swap, ws), None if ls is None else swap(ls)
     task = rebuild_task(task, static_task)
     lr = lr.astype(dtype)
     sample = _sampler(task, n, batch, dtype, balanced)
@@ -199,7 +243,7 @@ def _online_core(
     return ws, ls
 
 
-_ONLINE_STATIC = ("static_task", "batch", "n", "model", "activation", "dtype", "record_loss", "balanced")
+_ONLINE_STATIC = ("static_task", "batch", "n", "model", "activation", "dtype", "record_loss", "balanced", "streams")
 _run_online = jax.jit(_online_core, static_argnames=_ONLINE_STATIC)
 
 
@@ -273,6 +317,7 @@ def train_online(
     record_loss: bool = False,
     balanced: bool = False,
     prng: str = "splitmix",
+    streams: str = "shared",
 ) -> Trajectory:
     r"""Online SGD on the MSE (paper Eq. (9)) with a fresh batch from ``task`` at every step.
 
@@ -301,6 +346,9 @@ def train_online(
         slightly less noise.
     prng : "splitmix" (default; threefry keys, SplitMix64 bits, see module docstring) or "key" (bits
         from ``key``'s own implementation).
+    streams : "shared" (default: every initialisation trains on the one stream of ``key``) or
+        "per_init" (initialisation ``i`` on its own stream, that of ``fold_in(key, i)``, as separate
+        runs with their own data seeds; one batch per initialisation and step).
 
     Returns
     -------
@@ -312,6 +360,7 @@ def train_online(
     )
     batch = v.integer("batch", batch, minimum=2 if balanced else 1)
     _check_task(task, balanced)
+    streams = _check_streams(streams)
     key = _prepare_key(key, prng)
     dyn, static = split_task(task)
     params, inits = shard_leading(params)  # initialisations split over the devices (identity on one)
@@ -329,6 +378,7 @@ def train_online(
         dtype=dtype,
         record_loss=record_loss,
         balanced=balanced,
+        streams=streams,
     )
     ws, ls = unpad((ws, ls), inits, axis=1)
     return _trajectory(ck, lr, ws, ls, lead)
@@ -350,10 +400,12 @@ def train_sweep(
     record_loss: bool = False,
     balanced: bool = False,
     prng: str = "splitmix",
+    streams: str = "shared",
 ) -> Trajectory:
     """Online SGD (as :func:`train_online`) for every task in ``tasks`` at once (vmap over the tasks'
     parameters, see :func:`stack_tasks`), with the same initialisations ``w0`` and the same key for
-    every task (common random numbers: e.g. the same latent Gaussians for every NLGP gain).
+    every task (common random numbers: e.g. the same latent Gaussians for every NLGP gain). With
+    ``streams="per_init"`` initialisation ``i`` has its own stream, the same for every task.
 
     Returns
     -------
@@ -366,6 +418,7 @@ def train_sweep(
     stacked = stack_tasks(tasks, dtype)
     for t in tasks:
         _check_task(t, balanced)
+    streams = _check_streams(streams)
     key = _prepare_key(key, prng)
     dyn, spec = split_task(stacked)
     dyn, P = shard_leading(dyn)  # tasks split over the devices (identity on one device)
@@ -383,6 +436,7 @@ def train_sweep(
         dtype=dtype,
         record_loss=record_loss,
         balanced=balanced,
+        streams=streams,
     )
     ws, ls = unpad((ws, ls), P)
     return _trajectory(ck, lr, ws, ls, lead, extra=(len(tasks),))

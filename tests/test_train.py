@@ -150,6 +150,37 @@ def test_vmapped_inits_equal_separate_runs_and_are_reproducible():
     np.testing.assert_array_equal(tr2.weights[:, 0], tr.weights)
 
 
+def test_per_init_streams_are_independent_runs_and_reproducible():
+    """streams="per_init": initialisation i trains alone on the stream of fold_in(key, i) (so equal
+    initial weights end apart); the same key repeats the run; the default shares one stream."""
+    w0 = np.tile(np.asarray(models.init_weights(jax.random.key(1), N, 0.01)), (3, 1))  # three equal starts
+    key = jax.random.key(7)
+    ck = [0, 10, 40]
+    own = train.train_online(key, NLGP_TASK, w0, steps=40, checkpoints=ck, streams="per_init", **KW)
+    assert own.weights.shape == (3, 3, N) and own.loss.shape == (3, 3)
+    for i in range(3):
+        alone = train.train_online(jax.random.fold_in(key, i), NLGP_TASK, w0[i], steps=40, checkpoints=ck, **KW)
+        np.testing.assert_allclose(own.weights[i], alone.weights, rtol=2e-5, atol=1e-7)
+        np.testing.assert_allclose(own.loss[i], alone.loss, rtol=2e-5)
+    final = np.asarray(own.weights[:, -1])
+    assert min(np.abs(final[i] - final[j]).max() for i, j in [(0, 1), (0, 2), (1, 2)]) > 1e-3
+    again = train.train_online(key, NLGP_TASK, w0, steps=40, checkpoints=ck, streams="per_init", **KW)
+    np.testing.assert_array_equal(again.weights, own.weights)
+    shared = train.train_online(key, NLGP_TASK, w0, steps=40, checkpoints=ck, **KW)
+    np.testing.assert_array_equal(shared.weights[0], shared.weights[2])  # one stream: equal starts stay equal
+    # sweeps: initialisation i has its own stream, the same for every task
+    tasks = [LengthscaleTask(NLGP(XI[0], g), NLGP(XI[1], g)) for g in (3.0, 50.0)]
+    sw = train.train_sweep(key, tasks, w0, steps=40, checkpoints=ck, streams="per_init", **KW)
+    assert sw.weights.shape == (2, 3, 3, N)
+    for p, t in enumerate(tasks):
+        single = train.train_online(key, t, w0, steps=40, checkpoints=ck, streams="per_init", **KW)
+        np.testing.assert_allclose(sw.weights[p], single.weights, rtol=1e-4, atol=1e-6)
+    with pytest.raises(ValueError, match=r"streams must be one of \('shared', 'per_init'\), got 'each'"):
+        train.train_online(key, NLGP_TASK, w0, steps=2, streams="each", **KW)
+    with pytest.raises(ValueError, match="streams must be one of"):
+        train.train_sweep(key, tasks, w0, steps=2, streams=None, **KW)
+
+
 def test_data_stream_does_not_depend_on_steps_or_checkpoints():
     w0 = 0.1 * np.ones(N)
     key = jax.random.key(11)

@@ -72,6 +72,9 @@ class Fig5Settings:
     lr : learning rate. batch : examples per SGD step. steps : SGD steps (time ``steps × lr``).
     checkpoints : number of evenly spaced checkpoints (IPR is recorded there).
     balanced : exactly half of every batch per class (see :func:`localization.train.train_online`).
+    streams : "shared" (every initialisation on one data stream) or "per_init" (each initialisation
+        on its own stream, as the paper's code, which draws new data for each seed); see
+        :func:`localization.train.train_online`.
     """
 
     n: int = 40
@@ -85,6 +88,7 @@ class Fig5Settings:
     steps: int = 10_000
     checkpoints: int = 41
     balanced: bool = True
+    streams: str = "shared"
 
     def replace(self, **changes: Any) -> Fig5Settings:
         """A copy with some fields changed (``dataclasses.replace``)."""
@@ -197,6 +201,7 @@ def ipr_sweep(
     balanced: bool = True,
     dtype: Any = jnp.float32,
     keep_weights: bool = False,
+    streams: str = "shared",
 ) -> IPRSweep:
     """Train M2 (paper model M2, ReLU neuron without bias) on every task at once and record its IPR.
 
@@ -204,7 +209,8 @@ def ipr_sweep(
     pytree structure, e.g. NLGP tasks at the same length-scales and different gains; a single task
     goes through :func:`localization.train.train_online` with the same data stream) and over
     ``inits`` initialisations (the same initial weights for every task, drawn from ``key``), with a
-    common data stream (common random numbers across tasks).
+    common data stream (common random numbers across tasks): by default one stream for all
+    initialisations, with ``streams="per_init"`` one per initialisation (the same for every task).
 
     Parameters
     ----------
@@ -216,6 +222,7 @@ def ipr_sweep(
     inits, init_scale, lr, batch, steps, checkpoints, balanced, dtype : as in
         :func:`localization.train.train_sweep` / :class:`Fig5Settings`.
     keep_weights : also return the weights at every checkpoint (``IPRSweep.path``).
+    streams : "shared" (default) or "per_init", as in :func:`localization.train.train_online`.
 
     Returns
     -------
@@ -236,7 +243,9 @@ def ipr_sweep(
             raise ValueError(f"params must have one value per task (length {P}), got length {par.size}")
     k_init, k_data = jax.random.split(key)
     w0 = init_neurons(k_init, inits, n, init_scale, dtype)
-    kw = dict(lr=lr, batch=batch, steps=steps, checkpoints=checkpoints, n=n, balanced=balanced, dtype=dtype)
+    kw = dict(
+        lr=lr, batch=batch, steps=steps, checkpoints=checkpoints, n=n, balanced=balanced, dtype=dtype, streams=streams
+    )
     if P == 1:  # also serves tasks without array leaves (e.g. Gaussian clones); same data stream
         traj = train.train_online(k_data, tasks[0], w0, **kw)
         w = np.asarray(traj.weights, dtype=np.float64)[None]
@@ -321,6 +330,7 @@ def fig5(key: jax.Array, settings: Fig5Settings = PAPER_FIG5, *, dtype: Any = jn
         checkpoints=settings.checkpoints,
         balanced=settings.balanced,
         dtype=dtype,
+        streams=settings.streams,
     )
     nlgp_tasks = [data.family_task("NLGP", float(g), xi=(xi0, xi1)) for g in settings.gains]
     kur_tasks = [data.family_task("Kur", float(k), xi=(xi0, xi1)) for k in settings.ks]
