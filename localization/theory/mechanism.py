@@ -187,8 +187,11 @@ def constant_mode_stability(
 
 def effective_gain(phi: PytreeAmplifier | Callable, a: ArrayLike) -> np.ndarray:
     r"""The effective gain :math:`G(a)=\varphi(a)/a` at points ``a`` in [-1, 1] \\ {0} (float64,
-    shape of ``a``). A linear φ has constant gain; φ is *super-linear* where G grows with
-    :math:`|a|` and *sub-linear* where it falls."""
+    shape of ``a``). A linear φ has constant gain. φ is *super-linear* where
+    :math:`G(a)>\sqrt{2/\pi}` (above the Gaussian line, the amplifier chapter's definition,
+    :func:`localization.theory.linear_deviation`) and *sub-linear* where :math:`G(a)<\sqrt{2/\pi}`;
+    whether G *rises* or *falls* with :math:`|a|` is a different property (the mechanism chapter's
+    feedback turns on it)."""
     a = np.asarray(v.float_array("a", a, ndim_min=0), dtype=np.float64)
     if not np.all(np.isfinite(a)) or np.any(np.abs(a) > 1) or np.any(a == 0):
         raise ValueError("a must be finite, in [-1, 1] and non-zero (G(0) is the limit phi'(0))")
