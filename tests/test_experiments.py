@@ -65,6 +65,50 @@ def test_ipr_sweep_equals_train_online_per_task():
     assert np.all(np.isnan(res.params))
 
 
+def test_ipr_sweep_per_init_streams():
+    """streams="per_init" reaches train_online/train_sweep: each task and initialisation trains as
+    train_online with streams="per_init"; fig5 passes settings.streams on; bad values are refused."""
+    tasks = _nlgp_tasks((0.5, 3.0))
+    res = ex.ipr_sweep(KEY, tasks, lr=0.1, dtype=jnp.float64, streams="per_init", **TINY)
+    k_init, k_data = jax.random.split(KEY)
+    w0 = ex.init_neurons(k_init, 3, 16, 1e-3, jnp.float64)
+    for p, task in enumerate(tasks):
+        traj = train.train_online(
+            k_data,
+            task,
+            w0,
+            lr=0.1,
+            batch=64,
+            steps=20,
+            checkpoints=3,
+            n=16,
+            balanced=True,
+            dtype=jnp.float64,
+            streams="per_init",
+        )
+        np.testing.assert_allclose(res.ipr[p], np.asarray(metrics.ipr(traj.weights)), rtol=1e-10)
+    shared = ex.ipr_sweep(KEY, tasks, lr=0.1, dtype=jnp.float64, **TINY)
+    np.testing.assert_array_equal(shared.ipr[..., 0], res.ipr[..., 0])  # the same initialisations
+    assert not np.allclose(shared.ipr[..., -1], res.ipr[..., -1])
+    st = ex.PAPER_FIG5.replace(n=16, gains=(0.3,), ks=(10.0,), inits=2, batch=32, steps=10, checkpoints=2)
+    assert ex.PAPER_FIG5.streams == "shared"
+    np.testing.assert_array_equal(
+        ex.fig5(KEY, st.replace(streams="per_init")).kur.ipr,
+        ex.ipr_sweep(
+            KEY,
+            [data.family_task("Kur", 10.0, xi=st.xi)],
+            n=16,
+            inits=2,
+            batch=32,
+            steps=10,
+            checkpoints=2,
+            streams="per_init",
+        ).ipr,
+    )
+    with pytest.raises(ValueError, match="streams must be one of"):
+        ex.ipr_sweep(KEY, tasks, streams="own", **TINY)
+
+
 def test_ipr_sweep_on_a_grid_is_the_same_code():
     """A grid shape goes through the same sweep: two NLGP gains on a 4 × 5 torus train exactly like
     train_online on each task with n = (4, 5), and the weights are over the 20 flattened sites."""
