@@ -48,6 +48,8 @@ __all__ = [
     "claim",
     "source_hash",
     "claim_ids",
+    "id_pattern",
+    "stated_id",
     "read_records",
     "ClaimSummary",
     "summarise",
@@ -190,7 +192,7 @@ def claim(claim_id: str, value: Any, op: str, bound: Any, *, says: str, loose: s
 
 # --- records --------------------------------------------------------------------------------------------
 
-_CLAIM_CALL = re.compile(r"""\bclaim\(\s*(?:f?)["']([a-z0-9][a-z0-9\-]*)["']""")
+_CLAIM_CALL = re.compile(r"""\bclaim\(\s*f?["']([a-z0-9{][^"']*)["']""")
 _LABEL = re.compile(r"^\(([A-Za-z0-9_\-]+)\)=\s*$")
 
 
@@ -199,9 +201,24 @@ def source_hash(path: str | os.PathLike) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+def id_pattern(stated: str) -> re.Pattern:
+    """The ids a stated claim id stands for: itself, or, for an f-string id stated in a loop
+    (``f"ica-{slug}-sub"``), every id with a lower-case word in place of each ``{...}``."""
+    parts = re.split(r"\{[^}]*\}", stated)
+    return re.compile("[a-z0-9.\\-]+".join(re.escape(part) for part in parts) + "$")
+
+
+def stated_id(claim_id: str, stated) -> str | None:
+    """The stated id (or f-string template) among ``stated`` that ``claim_id`` comes from."""
+    if claim_id in stated:
+        return claim_id
+    return next((s for s in stated if "{" in s and id_pattern(s).match(claim_id)), None)
+
+
 def claim_ids(path: str | os.PathLike) -> dict[str, str | None]:
-    """The claim ids a chapter states (``claim("id", ...)`` in its source), each with the label of
-    the nearest ``(label)=`` target above it (the check the claims page links to), in order."""
+    """The claim ids a chapter states (``claim("id", ...)`` in its source; an f-string id as its
+    template, see :func:`id_pattern`), each with the label of the nearest ``(label)=`` target above
+    it (the check the claims page links to), in order."""
     found: dict[str, str | None] = {}
     label = None
     for line in Path(path).read_text(encoding="utf-8").splitlines():
@@ -340,7 +357,8 @@ def markdown_tables(rows: list[ClaimSummary], book_dir: str | os.PathLike) -> di
         if row.chapter not in labels:
             source = Path(book_dir) / f"{row.chapter}.md"
             labels[row.chapter] = claim_ids(source) if source.exists() else {}
-        label = labels[row.chapter].get(row.claim_id)
+        stated = stated_id(row.claim_id, labels[row.chapter])
+        label = labels[row.chapter].get(stated) if stated else None
         anchor = f"#{label}" if label else ""
         link = f"[{row.claim_id}]({row.chapter}.html{anchor})"
         margin = "constant" if math.isinf(row.margin) else f"{row.margin:.1f} sd"
