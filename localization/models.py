@@ -59,6 +59,8 @@ __all__ = [
     "MODELS",
     "check_architecture",
     "flatten_initialisations",
+    "batch_mse",
+    "mse",
 ]
 
 ACTIVATIONS = ("relu", "sigmoid", "erf")
@@ -392,3 +394,28 @@ def flatten_initialisations(
 
     params = jax.tree_util.tree_map(flat, params)
     return params, lead, N_w
+
+
+def batch_mse(params, x, y, model: str, activation: str) -> jax.Array:
+    r"""The loss of paper Eq. (9) on a batch, unvalidated (for use inside compiled training loops):
+    :math:`\frac1M\sum_m(y_m-\hat y(x_m))^2`, no factor ½. Shapes as in :func:`mse`."""
+    r = y - predict(model, params, x, activation)
+    return jnp.mean(r * r)
+
+
+def mse(params: Any, x: Any, y: Any, *, model: str = "neuron", activation: str = "relu") -> jax.Array:
+    r"""Batch estimate of the loss, paper Eq. (9): :math:`\frac1M\sum_{m}(y_m-\hat y(x_m))^2` (no ½).
+
+    Parameters
+    ----------
+    params : (N,) weights (``model="neuron"``), (K, N) array or :class:`Params`.
+    x : (M, N) inputs; y : (M,) targets.
+    """
+    check_architecture(model, activation)
+    x = v.float_array("x", x, ndim_min=2)
+    y = v.float_array("y", y, ndim_min=1)
+    if y.ndim != 1 or x.ndim != 2 or y.shape[0] != x.shape[0]:
+        raise ValueError(
+            f"x must be (M, N) and y (M,) with the same M, got shapes {tuple(x.shape)} and {tuple(y.shape)}"
+        )
+    return batch_mse(params, x, y, model, activation)

@@ -16,9 +16,8 @@ Conventions (book-wide; the book states them once, in the chapter *Localization 
   sweeps (:func:`train_sweep`) vmap over the array-valued parameters of a stack of tasks with the
   same key: the underlying randomness is shared across parameter values (common random numbers), so
   the (parameter-independent) Gaussian draw is computed once per step for the whole sweep.
-  ``streams="per_init"`` gives every initialisation its own stream instead (initialisation ``i``
-  draws step ``t``'s batch with ``fold_in(fold_in(key, i), t)``), as in the paper's code, which draws
-  new data for each seed; it costs one batch per initialisation per step.
+  ``streams="per_init"`` gives initialisation ``i`` its own stream, ``fold_in(fold_in(key, i), t)``
+  at step ``t``, as the paper's code does (new data per seed), at one batch per initialisation per step.
 * Steps run inside ``lax.scan``/``fori_loop`` under one ``jit``; compiled functions are cached by
   JAX on (static configuration, shapes, dtypes, task structure), so repeated calls with the same
   shapes do not recompile (learning rate and checkpoint *positions* are traced values).
@@ -51,6 +50,7 @@ from jax.typing import ArrayLike
 from localization import models as _models
 from localization import validation as v
 from localization.data.task import BalancedTask, Task
+from localization.models import mse  # the loss trained here (paper Eq. (9)), re-exported
 from localization.prng import splitmix_key
 from localization.sharding import shard_leading, unpad
 from localization.traced_task import rebuild_task, split_task, stack_tasks
@@ -70,34 +70,6 @@ __all__ = [
 PRNGS = ("splitmix", "key")
 #: Data streams of the initialisations: one stream shared by all (default) or one per initialisation.
 STREAMS = ("shared", "per_init")
-
-
-# -------------------------------------------------------------------------------------------------
-# loss
-# -------------------------------------------------------------------------------------------------
-def _loss(params, x, y, model: str, activation: str):
-    r = y - _models.predict(model, params, x, activation)
-    return jnp.mean(r * r)
-
-
-def mse(
-    params: ArrayLike | _models.Params, x: ArrayLike, y: ArrayLike, *, model: str = "neuron", activation: str = "relu"
-) -> jax.Array:
-    r"""Batch estimate of the loss, paper Eq. (9): :math:`\frac1M\sum_{m}(y_m-\hat y(x_m))^2` (no ½).
-
-    Parameters
-    ----------
-    params : (N,) weights (``model="neuron"``), (K, N) array or :class:`~localization.models.Params`.
-    x : (M, N) inputs; y : (M,) targets.
-    """
-    _models.check_architecture(model, activation)
-    x = v.float_array("x", x, ndim_min=2)
-    y = v.float_array("y", y, ndim_min=1)
-    if y.ndim != 1 or x.ndim != 2 or y.shape[0] != x.shape[0]:
-        raise ValueError(
-            f"x must be (M, N) and y (M,) with the same M, got shapes {tuple(x.shape)} and {tuple(y.shape)}"
-        )
-    return _loss(params, x, y, model, activation)
 
 
 # -------------------------------------------------------------------------------------------------
@@ -220,7 +192,7 @@ def _online_core(
     task = rebuild_task(task, static_task)
     lr = lr.astype(dtype)
     sample = _sampler(task, n, batch, dtype, balanced)
-    loss_fn = partial(_loss, model=model, activation=activation)
+    loss_fn = partial(_models.batch_mse, model=model, activation=activation)
     grads = jax.vmap(jax.grad(loss_fn), in_axes=(0, None, None))
     losses = jax.vmap(loss_fn, in_axes=(0, None, None))
 
@@ -255,7 +227,7 @@ def _run_sweep(key, tasks, static_task, params, lr, gaps, **kw):
 
 def _gd_core(x, y, params, lr, gaps, *, model, activation, record_loss):
     lr = lr.astype(x.dtype)
-    loss_fn = partial(_loss, model=model, activation=activation)
+    loss_fn = partial(_models.batch_mse, model=model, activation=activation)
     grads = jax.vmap(jax.grad(loss_fn), in_axes=(0, None, None))
     losses = jax.vmap(loss_fn, in_axes=(0, None, None))
 
