@@ -363,10 +363,9 @@ def markdown_tables(rows: list[ClaimSummary], book_dir: str | os.PathLike) -> di
         link = f"[{row.claim_id}]({row.chapter}.html{anchor})"
         margin = "constant" if math.isinf(row.margin) else f"{row.margin:.1f} sd"
         stale = " (chapter changed since the record)" if row.stale else ""
-        line = (
-            f"| {link}: {row.says}{stale} | {_bound_text(row.op, row.bound)} | "
-            f"{_format(row.low)} to {_format(row.high)} | {margin} | {_status(row)} |"
-        )
+        observed = f"{_format(row.low)} to {_format(row.high)}"
+        cells = [f"{link}: {row.says}{stale}", _bound_text(row.op, row.bound), observed, margin, _status(row)]
+        line = "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
         if row.chapter not in tables:
             tables[row.chapter] = "| claim | bound | observed | margin | status |\n| --- | --- | --- | --- | --- |\n"
         tables[row.chapter] += line + "\n"

@@ -112,6 +112,8 @@ def test_staleness_and_page_tables(tmp_path):
     table = claims.markdown_tables([row], tmp_path)["demo"]
     assert "[d-a](demo.html#check-demo)" in table and "0.6 to 0.7" in table and "| holds |" in table
     assert claims.claim_ids(chapter) == {"d-a": "check-demo"}
+    bar = claims.ClaimSummary(**{**row.__dict__, "says": "within 2 |s.e.|"})
+    assert "within 2 \\|s.e.\\|" in claims.markdown_tables([bar], tmp_path)["demo"]  # a bar would split the cell
     chapter.write_text(chapter.read_text() * 2)
     with pytest.raises(ValueError, match="stated twice"):
         claims.claim_ids(chapter)
