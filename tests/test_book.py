@@ -107,3 +107,18 @@ def test_glue_exact_states_its_accuracy_in_metadata_the_references_keep(monkeypa
     nbformat.write(nb, path)
     strip(str(path))
     assert nbformat.read(path, as_version=4).cells[0].outputs[0].metadata == {book.ACCURACY_METADATA_KEY: 1e-14}
+
+
+def test_cross_document_glue_has_a_format_spec():
+    """myst-nb splits `{glue:text}` at its last colon, so `chapter.md::key` without a format spec is
+    read as the key 'chapter.md:' (a build warning that fails `make book`): write `chapter.md::key:s`."""
+    import pathlib
+    import re
+
+    root = pathlib.Path(__file__).resolve().parents[1] / "book"
+    bad = [
+        f"{path.relative_to(root)}: {m.group(0)}"
+        for path in sorted(root.rglob("*.md"))
+        for m in re.finditer(r"\{glue(?::text)?\}`[^`]*\.md::[^:`]*`", path.read_text(encoding="utf-8"))
+    ]
+    assert not bad, bad
