@@ -349,8 +349,8 @@ def _status(row: ClaimSummary) -> str:
 
 
 def markdown_tables(rows: list[ClaimSummary], book_dir: str | os.PathLike) -> dict[str, str]:
-    """The page's Markdown table of each chapter's claims (claim, bound, range over seeds, margin,
-    status), with each claim linked to the check that states it."""
+    """The page's Markdown (MyST) table of each chapter's claims (claim, bound, range over seeds,
+    margin, status), with each claim linked to the check that states it by a ``{ref}`` role."""
     tables: dict[str, str] = {}
     labels: dict[str, dict[str, str | None]] = {}
     for row in rows:
@@ -359,8 +359,8 @@ def markdown_tables(rows: list[ClaimSummary], book_dir: str | os.PathLike) -> di
             labels[row.chapter] = claim_ids(source) if source.exists() else {}
         stated = stated_id(row.claim_id, labels[row.chapter])
         label = labels[row.chapter].get(stated) if stated else None
-        anchor = f"#{label}" if label else ""
-        link = f"[{row.claim_id}]({row.chapter}.html{anchor})"
+        # the page's Markdown is parsed as MyST: a role links to the check's label (or to the chapter)
+        link = f"{{ref}}`{row.claim_id} <{label}>`" if label else f"{{doc}}`{row.claim_id} <{row.chapter}>`"
         margin = "constant" if math.isinf(row.margin) else f"{row.margin:.1f} sd"
         stale = " (chapter changed since the record)" if row.stale else ""
         observed = f"{_format(row.low)} to {_format(row.high)}"

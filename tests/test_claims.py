@@ -110,7 +110,7 @@ def test_staleness_and_page_tables(tmp_path):
     (row_stale,) = claims.summarise({"demo": _record([0.6, 0.7], ">", 0.5)}, tmp_path)
     assert row_stale.stale
     table = claims.markdown_tables([row], tmp_path)["demo"]
-    assert "[d-a](demo.html#check-demo)" in table and "0.6 to 0.7" in table and "| holds |" in table
+    assert "{ref}`d-a <check-demo>`" in table and "0.6 to 0.7" in table and "| holds |" in table
     assert claims.claim_ids(chapter) == {"d-a": "check-demo"}
     bar = claims.ClaimSummary(**{**row.__dict__, "says": "within 2 |s.e.|"})
     assert "within 2 \\|s.e.\\|" in claims.markdown_tables([bar], tmp_path)["demo"]  # a bar would split the cell
@@ -187,4 +187,4 @@ def test_the_claims_page_builds_from_the_record():
     tables = claims.markdown_tables(rows, BOOK)
     assert rows and set(tables) <= set(CHAPTERS)
     for row in rows:
-        assert f"[{row.claim_id}]({row.chapter}.html" in tables[row.chapter]
+        assert f"{{ref}}`{row.claim_id} <" in tables[row.chapter] or f"{{doc}}`{row.claim_id} <" in tables[row.chapter]
