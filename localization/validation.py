@@ -173,6 +173,25 @@ def covariance_pair(
     return mats[0], mats[1]
 
 
+#: A covariance's smallest eigenvalue may fall below 0 by rounding: by at most this fraction of its
+#: largest absolute eigenvalue (float64 eigenvalues of the book's circulants reach ~1e-16 of it).
+PSD_TOLERANCE = 1e-10
+
+
+def positive_semidefinite(name: str, cov: np.ndarray) -> np.ndarray:
+    """``cov`` (a symmetric matrix, checked before) unchanged if its eigenvalues are >= 0 up to
+    rounding (:data:`PSD_TOLERANCE`); a ValueError naming ``name``, its smallest eigenvalue and the
+    valid range otherwise."""
+    eig = np.linalg.eigvalsh(cov)
+    floor = -PSD_TOLERANCE * max(1.0, float(np.max(np.abs(eig))))
+    if eig[0] < floor:
+        raise ValueError(
+            f"{name} must be positive semi-definite (a covariance), got smallest eigenvalue {eig[0]:.6g} "
+            f"(valid: >= {floor:.3g}, i.e. >= 0 up to rounding)"
+        )
+    return cov
+
+
 def finite_real_array(name: str, value: Any, valid: str = "") -> np.ndarray:
     """A concrete real number or array (not bool) as finite float64; ``valid`` (e.g. "-1 <= a <= 1")
     is appended to the message for non-finite entries."""

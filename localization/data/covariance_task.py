@@ -24,8 +24,9 @@ from localization.pytree import pytree_dataclass
 
 __all__ = ["CovarianceTask"]
 
-#: Eigenvalues of a covariance down to -PSD_TOLERANCE × (largest eigenvalue) are rounding and set to 0.
-PSD_TOLERANCE = 1e-10
+#: Eigenvalues of a covariance down to -PSD_TOLERANCE × (largest eigenvalue) are rounding and set to 0
+#: (the book's one rounding tolerance for covariances, :data:`localization.validation.PSD_TOLERANCE`).
+PSD_TOLERANCE = V.PSD_TOLERANCE
 
 
 def _symmetric_root(name: str, cov: np.ndarray) -> np.ndarray:

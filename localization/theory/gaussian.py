@@ -84,30 +84,12 @@ def radial_constant(marginal: Marginal | None = None) -> float:
     return 0.5 * float(marginal.mean_absolute)
 
 
-#: A covariance's smallest eigenvalue may fall below 0 by rounding: by at most this fraction of its
-#: largest absolute eigenvalue (float64 eigenvalues of the book's circulants reach ~1e-16 of it).
-PSD_TOLERANCE = 1e-10
-
-
-def _positive_semidefinite(name: str, cov: np.ndarray) -> np.ndarray:
-    """``cov`` unchanged if it is a covariance (symmetric, checked before; eigenvalues >= 0 up to
-    rounding); a ValueError naming ``name``, its smallest eigenvalue and the valid range otherwise."""
-    eig = np.linalg.eigvalsh(cov)
-    floor = -PSD_TOLERANCE * max(1.0, float(np.max(np.abs(eig))))
-    if eig[0] < floor:
-        raise ValueError(
-            f"{name} must be positive semi-definite (a covariance), got smallest eigenvalue {eig[0]:.6g} "
-            f"(valid: >= {floor:.3g}, i.e. >= 0 up to rounding)"
-        )
-    return cov
-
-
 def _covariances(
     cov0: ArrayLike, cov1: ArrayLike, names: tuple[str, str] = ("cov0", "cov1")
 ) -> tuple[np.ndarray, np.ndarray]:
     """Two class covariances: square, finite, symmetric, of one shape and positive semi-definite."""
     pair = v.covariance_pair(names, cov0, cov1)
-    return _positive_semidefinite(names[0], pair[0]), _positive_semidefinite(names[1], pair[1])
+    return v.positive_semidefinite(names[0], pair[0]), v.positive_semidefinite(names[1], pair[1])
 
 
 def _weights(w: ArrayLike, cov: np.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
