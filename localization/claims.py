@@ -47,6 +47,7 @@ __all__ = [
     "TUNING_SEEDS",
     "claim",
     "source_hash",
+    "code_cells",
     "claim_ids",
     "id_pattern",
     "stated_id",
@@ -193,12 +194,19 @@ def claim(claim_id: str, value: Any, op: str, bound: Any, *, says: str, loose: s
 # --- records --------------------------------------------------------------------------------------------
 
 _CLAIM_CALL = re.compile(r"""\bclaim\(\s*f?["']([a-z0-9{][^"']*)["']""")
+_CODE_CELL = re.compile(r"^(`{3,})\{code-cell\}.*?^\1[ \t]*$", re.MULTILINE | re.DOTALL)
 _LABEL = re.compile(r"^\(([A-Za-z0-9_\-]+)\)=\s*$")
 
 
+def code_cells(text: str) -> str:
+    """The code cells of a MyST notebook's text (their options and sources, in order), without the prose."""
+    return "".join(m.group(0) for m in _CODE_CELL.finditer(text))
+
+
 def source_hash(path: str | os.PathLike) -> str:
-    """SHA-256 of a chapter's source, the record's test of whether the chapter changed since."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    """SHA-256 of a chapter's code cells: the record's test of whether what computes a claim changed
+    since (an edit of the prose leaves the record current; any edit of a code cell makes it stale)."""
+    return hashlib.sha256(code_cells(Path(path).read_text(encoding="utf-8")).encode()).hexdigest()
 
 
 def id_pattern(stated: str) -> re.Pattern:
@@ -274,7 +282,7 @@ def _gaps(values: np.ndarray, op: str, bound) -> np.ndarray:
 
 def summarise(records: dict[str, dict], book_dir: str | os.PathLike | None = None) -> list[ClaimSummary]:
     """One :class:`ClaimSummary` per recorded claim, chapter by chapter. With ``book_dir``, a claim is
-    marked stale when its chapter's source no longer has the recorded hash."""
+    marked stale when its chapter's code cells no longer have the recorded hash (:func:`source_hash`)."""
     rows = []
     for chapter, record in records.items():
         stale = False

@@ -109,6 +109,11 @@ def test_staleness_and_page_tables(tmp_path):
     assert not row.stale
     (row_stale,) = claims.summarise({"demo": _record([0.6, 0.7], ">", 0.5)}, tmp_path)
     assert row_stale.stale
+    chapter.write_text("Prose, edited.\n\n" + chapter.read_text())  # prose: the record stays current
+    assert not claims.summarise({"demo": fresh}, tmp_path)[0].stale
+    chapter.write_text(chapter.read_text().replace("x, ", "2 * x, "))  # a code cell: stale
+    assert claims.summarise({"demo": fresh}, tmp_path)[0].stale
+    chapter.write_text(chapter.read_text().replace("2 * x, ", "x, "))
     table = claims.markdown_tables([row], tmp_path)["demo"]
     assert "{ref}`d-a <check-demo>`" in table and "0.6 to 0.7" in table and "| holds |" in table
     assert claims.claim_ids(chapter) == {"d-a": "check-demo"}
