@@ -229,7 +229,7 @@ def test_cheap_figures_fit_the_column_with_caption_sized_text(name):
     from localization import plotting
 
     with matplotlib.rc_context(plotting.BOOK_STYLE):
-        fig = figures.FIGURES[name].build("chapter")
+        fig = figures.FIGURES[name].build("chapter").figure
         FigureCanvasAgg(fig)
         sizes = _text_sizes(fig)
         width = fig.get_tightbbox(fig.canvas.get_renderer()).width

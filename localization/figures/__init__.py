@@ -22,7 +22,16 @@ from localization.figures.draw import (
     draw_phase_diagram,
     draw_sgd_vs_flow,
 )
-from localization.figures.registry import FIGURES, SCALES, FigureEntry, describe, register, render, resolve_names
+from localization.figures.registry import (
+    FIGURES,
+    SCALES,
+    Built,
+    FigureEntry,
+    describe,
+    register,
+    render,
+    resolve_names,
+)
 
 __all__ = [
     "draw",
@@ -39,6 +48,7 @@ __all__ = [
     "draw_sgd_vs_flow",
     "FIGURES",
     "SCALES",
+    "Built",
     "FigureEntry",
     "describe",
     "register",

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from localization import validation as v
-from localization.figures.registry import check_scale, new_figure, register
+from localization.figures.registry import Built, check_scale, new_figure, register
 
 __all__ = ["draw_fields", "draw_share_histograms", "draw_fig6", "draw_fig7", "draw_filter_gallery"]
 
@@ -177,7 +177,7 @@ def _fig6_committee(scale: str) -> Any:
         40,
         LOCALIZED,
     )
-    return fig
+    return Built(fig, None)
 
 
 @register("fig7_two_layer", "many_neurons")
@@ -192,7 +192,7 @@ def _fig7_two_layer(scale: str) -> Any:
     runs = mn.fig7_populations(book.key("many_neurons", "fig7"), inits_bottom=inits)
     fig = new_figure((6.8, 3.9), layout="constrained")
     draw_fig7(fig, {title: runs[name].final[0] for name, title in FIG7_TITLES.items()}, 40)
-    return fig
+    return Built(fig, None)
 
 
 #: row titles of the chapter's Fig. 7
@@ -213,7 +213,7 @@ def _fig6_ica(scale: str) -> Any:
     fit = ica.fit_ica(book.key("ica", "Kur(3)"), data.family_task("Kur", 3.0, (1.0, 3.0)), 40)
     fig = new_figure((6.8, 2.6), layout="constrained")
     draw_filter_gallery(fig, fit.filters, 40, "FastICA on Kur(3): the first 10 of 40 filters")
-    return fig
+    return Built(fig, None)
 
 
 @register("fig1_ica_grid", "ica")
@@ -227,7 +227,7 @@ def _fig1_ica_grid(scale: str) -> Any:
     fit = ica.fit_ica(book.key("ica", "grid"), data.family_task("NLGP", 100.0, (0.1, 0.7)), 64, n=grid)
     fig = new_figure((6.8, 3.0), layout="constrained")
     draw_filter_gallery(fig, fit.filters, grid, "FastICA on NLGP(100), 12 × 12 torus: 12 of 64 filters", cols=6)
-    return fig
+    return Built(fig, None)
 
 
 @register("fig1_committee", "two_dimensions")
@@ -248,4 +248,4 @@ def _fig1_committee(scale: str) -> Any:
         s = run.settings
         title = f"committee machine, K = {s.K}, ReLU, {name}, {s.shape[0]} × {s.shape[1]} torus"
         draw_filter_gallery(sub, run.final[0], s.shape, title, cols=10)
-    return fig
+    return Built(fig, None)

@@ -24,12 +24,13 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 __all__ = [
     "SCALES",
+    "Built",
     "FigureEntry",
     "FIGURES",
     "register",
@@ -44,6 +45,22 @@ __all__ = [
 SCALES = ("chapter", "paper")
 
 
+class Built(NamedTuple):
+    """What a figure builder returns: the figure and the computed results its chapter reads.
+
+    Attributes
+    ----------
+    figure : matplotlib.figure.Figure
+        The drawn figure (created with :func:`new_figure`, outside pyplot).
+    data : Any
+        The results the figure shows, for the chapter's checks and prose (each builder's docstring
+        says what; ``None`` when the chapter reads nothing).
+    """
+
+    figure: Any
+    data: Any
+
+
 @dataclass(frozen=True)
 class FigureEntry:
     """One registered figure.
@@ -53,7 +70,7 @@ class FigureEntry:
     name : file stem of the PNG (paper numbering where the paper has the figure).
     chapter : the book chapter (``book/<chapter>.md``) that shows it.
     description : one line for ``--help`` (the first paragraph of the builder's docstring).
-    build : ``build(scale)`` → a Matplotlib ``Figure``.
+    build : ``build(scale)`` → a :class:`Built` (figure and data).
     """
 
     name: str
@@ -142,9 +159,11 @@ def render(
         for name in bar:
             bar.set_postfix_str(name)
             start = time.perf_counter()
-            fig = FIGURES[name].build(scale)
+            built = FIGURES[name].build(scale)
+            if not isinstance(built, Built):
+                raise TypeError(f"the builder of figure {name!r} must return a Built, got {type(built).__name__}")
             path = out / f"{name}.png"
-            fig.savefig(path)
+            built.figure.savefig(path)
             written[name] = (path, time.perf_counter() - start)
             bar.write(f"{path} ({written[name][1]:.1f} s, scale {scale})", file=sys.stdout)
     return written
@@ -191,7 +210,7 @@ def _intro_phenomenon(scale: str) -> Any:
         )
         plotting.plot_field_evolution(ax, run)
         ax.set_title(f"NLGP, {label}")
-    return fig
+    return Built(fig, None)
 
 
 @register("fig2_data_models", "data")
@@ -205,7 +224,7 @@ def _fig2_data_models(scale: str) -> Any:
     check_scale(scale)
     fig = new_figure((6.8, 9.0), layout="constrained")
     draw_data_models(fig.subplots(4, len(FIG2_MODELS)), book.key("data", "models"))
-    return fig
+    return Built(fig, None)
 
 
 def _six_models(scale: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -241,7 +260,7 @@ def _fig3_fields(scale: str) -> Any:
     runs = ex.grouped_ipr_sweep(book.key("simulation", "evo"), tasks, groups, n=40, keep_weights=True, **settings)
     fig = new_figure((6.8, 8.4), layout="constrained")
     draw_field_grid(fig.subplots(3, 2, sharex=True), runs)
-    return fig
+    return Built(fig, None)
 
 
 @register("fig5_ipr_vs_kurtosis", "simulation")
@@ -260,7 +279,7 @@ def _fig5(scale: str) -> Any:
     result = ex.fig5(book.key("simulation", "fig5"), settings)
     fig = new_figure((6.8, 4.6), layout="constrained")
     draw_ipr_vs_kurtosis(fig.subplots(), result)
-    return fig
+    return Built(fig, None)
 
 
 @register("phase_diagram", "simulation")
@@ -280,7 +299,7 @@ def _phase_diagram(scale: str) -> Any:
     pd = ex.phase_diagram(book.key("simulation", "phase"), ks, ratios, xi0=0.5, n=40, **settings)
     fig = new_figure((6.8, 4.4), layout="constrained")
     draw_phase_diagram(fig.subplots(), pd, 40)
-    return fig
+    return Built(fig, None)
 
 
 @register("fig3_amplifier", "amplifier")
@@ -303,7 +322,7 @@ def _fig3_amplifier(scale: str) -> Any:
     for sub, (label, model) in zip(fig.subfigures(len(models), 1), models.items(), strict=True):
         top, bottom = sub.subplots(2, 1, sharex=True, height_ratios=[2, 1])
         plotting.plot_amplifier(top, bottom, model.marginal, a, name=label)
-    return fig
+    return Built(fig, None)
 
 
 def _mechanism_setup() -> dict[str, Any]:
@@ -363,7 +382,7 @@ def _mechanism_gain(scale: str) -> Any:
     alphas = {name: mech.constant_mode_stability(setup["phi"][name], *setup["cov"][name]).alpha for name in gains}
     fig = new_figure((6.8, 3.6), layout="constrained")
     draw_gain(fig.subplots(), grid, gains, alphas, colors=setup["colors"])
-    return fig
+    return Built(fig, None)
 
 
 @register("mechanism_flow", "mechanism")
@@ -383,7 +402,7 @@ def _mechanism_flow(scale: str) -> Any:
     sigma1 = {name: cov[1] for name, cov in setup["cov"].items()}
     draw_flow_snapshots(axes, flows, sigma1, steps, colors=setup["colors"])
     fig.suptitle("The flow at work: weights and their local average, same start")
-    return fig
+    return Built(fig, None)
 
 
 @register("mechanism_ipr", "mechanism")
@@ -403,7 +422,7 @@ def _mechanism_ipr(scale: str) -> Any:
     }
     fig = new_figure((6.8, 7.0), layout="constrained")
     draw_ipr_split(fig.subplots(2, 1), flows, splits, setup["n"], colors=setup["colors"], tmax=100)
-    return fig
+    return Built(fig, None)
 
 
 @register("fig3_sgd_vs_flow", "effective_dynamics")
@@ -448,7 +467,7 @@ def _fig3_sgd_vs_flow(scale: str) -> Any:
     fig = new_figure((6.8, 7.6), layout="constrained")
     axes = fig.subplots(3, 3, sharex=True, sharey="row")
     draw_sgd_vs_flow(axes, {name: first_init(c) for name, c in runs.items()})
-    return fig
+    return Built(fig, None)
 
 
 @register("fig8_breakdown", "effective_dynamics")
@@ -490,4 +509,4 @@ def _fig8_breakdown(scale: str) -> Any:
     draw_breakdown(top.subplots(5, 3, sharex=True), t8, ipr8, dist8, dist_replica, a3_8, t_break, level)
     snapshots = bottom.subplots(2, 2, sharex=True, sharey=True)
     draw_breakdown_snapshots(snapshots, t8, sgd8, flow8, float(t_break[0]))
-    return fig
+    return Built(fig, None)
