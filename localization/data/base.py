@@ -36,7 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from localization import validation as V
+from localization import validation as v
 from localization.data import spectral
 from localization.data.marginals import Marginal
 
@@ -71,10 +71,10 @@ def concrete(name: str, value: Any) -> float:
 
 def sample_arguments(key: Any, num: Any, n: Any, dtype: Any) -> tuple[Any, int, tuple[int, ...], Any]:
     """Validated ``(key, num, shape, dtype)`` of a ``sample`` call."""
-    key = V.key("key", key)
-    num = V.integer("num", num, 1)
-    shape = V.shape("n", n)
-    dtype = V.floating_dtype("dtype", dtype)
+    key = v.key("key", key)
+    num = v.integer("num", num, 1)
+    shape = v.shape("n", n)
+    dtype = v.floating_dtype("dtype", dtype)
     return key, num, shape, dtype
 
 
@@ -101,7 +101,7 @@ class DataModel(abc.ABC):
 
     def covariance(self, n: int | tuple[int, ...]) -> np.ndarray:
         """Exact (N, N) float64 covariance of X."""
-        shape = V.shape("n", n)
+        shape = v.shape("n", n)
         self.check_shape(shape)
         return self._covariance(shape)
 

@@ -40,7 +40,7 @@ import numpy as np
 import scipy.special as sp
 from jax.typing import ArrayLike
 
-from localization import validation as V
+from localization import validation as v
 from localization.data import spectral
 from localization.data.base import DataModel, concrete, family_parameter
 from localization.data.marginals import (
@@ -110,7 +110,7 @@ class CopulaModel(DataModel):
     lengthscale_name = "xi"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "xi", V.positive("xi", self.xi))
+        object.__setattr__(self, "xi", v.positive("xi", self.xi))
 
     @abc.abstractmethod
     def transform(self, z: ArrayLike) -> jax.Array | np.ndarray:
@@ -164,7 +164,7 @@ class NLGP(CopulaModel):
 
     def __post_init__(self):
         super().__post_init__()
-        object.__setattr__(self, "gain", family_parameter("gain", self.gain, V.positive))
+        object.__setattr__(self, "gain", family_parameter("gain", self.gain, v.positive))
 
     @property
     def marginal(self) -> NLGPMarginal:
@@ -208,7 +208,7 @@ class Kur(CopulaModel):
 
     def __post_init__(self):
         super().__post_init__()
-        object.__setattr__(self, "k", family_parameter("k", self.k, V.kur_exponent))
+        object.__setattr__(self, "k", family_parameter("k", self.k, v.kur_exponent))
 
     @property
     def marginal(self) -> KurMarginal:
@@ -253,9 +253,9 @@ class RootedKur(DataModel):
     @classmethod
     def of(cls, xi: float, k: float, n: int) -> RootedKur:
         """The rooted version of ``Kur(xi, k)`` on ``n`` sites."""
-        xi = V.positive("xi", xi)
-        n = V.integer("n", n, 2)
-        k = V.kur_exponent("k", k)
+        xi = v.positive("xi", xi)
+        n = v.integer("n", n, 2)
+        k = v.kur_exponent("k", k)
         return cls(amplitudes=np.asarray(spectral.grid_amplitudes(xi, (n,)), dtype=np.float64), k=k, xi=xi)
 
     @property

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from localization import validation as V
+from localization import validation as v
 from localization.data.base import sample_arguments
 from localization.data.marginals import GaussianMarginal, Marginal
 from localization.data.spectral import covariance
@@ -26,7 +26,7 @@ __all__ = ["CovarianceTask"]
 
 #: Eigenvalues of a covariance down to -PSD_TOLERANCE × (largest eigenvalue) are rounding and set to 0
 #: (the book's one rounding tolerance for covariances, :data:`localization.validation.PSD_TOLERANCE`).
-PSD_TOLERANCE = V.PSD_TOLERANCE
+PSD_TOLERANCE = v.PSD_TOLERANCE
 
 
 def _symmetric_root(name: str, cov: np.ndarray) -> np.ndarray:
@@ -59,7 +59,7 @@ class CovarianceTask:
     root1: Any = dataclasses.field(init=False, default=None)
 
     def __post_init__(self):
-        cov0, cov1 = V.covariance_pair(("cov0", "cov1"), self.cov0, self.cov1)
+        cov0, cov1 = v.covariance_pair(("cov0", "cov1"), self.cov0, self.cov1)
         object.__setattr__(self, "cov0", cov0)
         object.__setattr__(self, "cov1", cov1)
         object.__setattr__(self, "root0", _symmetric_root("cov0", cov0))
@@ -99,7 +99,7 @@ class CovarianceTask:
 
     def covariances(self, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(Σ₀, Σ₁) as float64 arrays; ``n``, if given, must be N."""
-        if n is not None and V.shape("n", n) != (self.size,):
+        if n is not None and v.shape("n", n) != (self.size,):
             raise ValueError(f"n must be the covariances' size N = {self.size}, got {n!r}")
         return np.asarray(self.cov0, np.float64), np.asarray(self.cov1, np.float64)
 

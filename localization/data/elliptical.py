@@ -19,7 +19,7 @@ import scipy.special as sp
 from jax.typing import ArrayLike
 
 from localization import prng
-from localization import validation as V
+from localization import validation as v
 from localization.data import spectral
 from localization.data.base import DataModel, concrete, family_parameter
 from localization.data.marginals import Marginal, StudentTMarginal
@@ -44,7 +44,7 @@ class EllipticalModel(DataModel):
     lengthscale_name = "xi"
 
     def __post_init__(self):
-        object.__setattr__(self, "xi", V.positive("xi", self.xi))
+        object.__setattr__(self, "xi", v.positive("xi", self.xi))
 
     def _covariance(self, shape):
         return spectral.covariance_matrix(self.xi, shape)
@@ -62,7 +62,7 @@ class StudentT(EllipticalModel):
 
     def __post_init__(self):
         super().__post_init__()
-        object.__setattr__(self, "nu", family_parameter("nu", self.nu, V.student_dof))
+        object.__setattr__(self, "nu", family_parameter("nu", self.nu, v.student_dof))
 
     @property
     def marginal(self) -> StudentTMarginal:
@@ -81,7 +81,7 @@ class FixedDimensionModel(EllipticalModel):
 
     def __post_init__(self):
         super().__post_init__()
-        object.__setattr__(self, "dim", V.integer("dim", self.dim, 2))
+        object.__setattr__(self, "dim", v.integer("dim", self.dim, 2))
 
     def check_shape(self, shape: tuple[int, ...]) -> None:
         if math.prod(shape) != self.dim:
@@ -150,7 +150,7 @@ class SphereMarginal(Marginal):
     dim: int = 40
 
     def __post_init__(self):
-        object.__setattr__(self, "dim", V.integer("dim", self.dim, 2))
+        object.__setattr__(self, "dim", v.integer("dim", self.dim, 2))
 
     second_moment = property(lambda self: 1.0)
     fourth_moment = property(lambda self: 3.0 * self.dim / (self.dim + 2.0))
@@ -218,7 +218,7 @@ class RadialEllipticalMarginal(Marginal):
     dim: int = 40
 
     def __post_init__(self):
-        object.__setattr__(self, "dim", V.integer("dim", self.dim, 2))
+        object.__setattr__(self, "dim", v.integer("dim", self.dim, 2))
 
     second_moment = property(lambda self: 1.0)
 

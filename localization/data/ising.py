@@ -35,7 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from localization import validation as V
+from localization import validation as v
 from localization.data.base import DataModel, concrete, family_parameter
 from localization.data.marginals import RademacherMarginal
 from localization.pytree import pytree_dataclass
@@ -45,8 +45,8 @@ __all__ = ["Ising", "ising_correlation", "metropolis_ising"]
 
 def ising_correlation(J: float, N: int, d: ArrayLike) -> np.ndarray:
     """E[x_0 x_d] = (t^d + t^(N-d)) / (1 + t^N), t = tanh J, for the periodic ferromagnetic chain."""
-    J = V.nonnegative("J", J)
-    N = V.integer("N", N, 2)
+    J = v.nonnegative("J", J)
+    N = v.integer("N", N, 2)
     t = math.tanh(J)
     d = np.asarray(d, dtype=np.float64)
     return (np.power(t, d) + np.power(t, N - d)) / (1.0 + t**N)
@@ -90,7 +90,7 @@ class Ising(DataModel):
     J: float
 
     def __post_init__(self):
-        object.__setattr__(self, "J", family_parameter("J", self.J, V.nonnegative))
+        object.__setattr__(self, "J", family_parameter("J", self.J, v.nonnegative))
 
     @property
     def marginal(self) -> RademacherMarginal:
@@ -167,11 +167,11 @@ def metropolis_ising(
     the paper's Ising figures (paper Sec. 2.3 calls it a Gibbs sampler). The result is not an exact
     Ising sample; compare with ``data.Ising(J).sample``.
     """
-    key = V.key("key", key)
-    J = V.real_scalar("J", J)
-    n = V.integer("n", n, 2)
-    num = V.integer("num", num, 1)
-    num_flips = V.integer("num_flips", num_flips, 0)
+    key = v.key("key", key)
+    J = v.real_scalar("J", J)
+    n = v.integer("n", n, 2)
+    num = v.integer("num", num, 1)
+    num_flips = v.integer("num_flips", num_flips, 0)
     if not jnp.issubdtype(jnp.dtype(dtype), jnp.floating):
         raise ValueError(f"dtype must be a floating dtype, got {dtype}")
     return _chains(key, J, num, n, num_flips, jnp.dtype(dtype))

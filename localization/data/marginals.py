@@ -31,7 +31,7 @@ import scipy.special as sp
 from jax.typing import ArrayLike
 
 from localization import prng
-from localization import validation as V
+from localization import validation as v
 from localization.data.quadrature import DEFAULT_ORDER, adaptive_quad, symmetric_from_upper
 
 __all__ = [
@@ -100,7 +100,7 @@ class Marginal(abc.ABC):
 
     def quadrature(self, order: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(nodes, weights): float64 numpy arrays with sum(w f(x)) ~ E[f(X)]."""
-        order = DEFAULT_ORDER if order is None else V.integer("order", order, 8)
+        order = DEFAULT_ORDER if order is None else v.integer("order", order, 8)
         nodes, weights = self._quadrature(order)
         nodes.setflags(write=False)
         weights.setflags(write=False)
@@ -113,9 +113,9 @@ class Marginal(abc.ABC):
 
     def sample(self, key: Any, num: int, dtype: Any = jnp.float64) -> jax.Array:
         """``num`` iid draws, shape (num,)."""
-        key = V.key("key", key)
-        num = V.integer("num", num, 1)
-        dtype = V.floating_dtype("dtype", dtype)
+        key = v.key("key", key)
+        num = v.integer("num", num, 1)
+        dtype = v.floating_dtype("dtype", dtype)
         return self._sample(key, num, dtype)
 
     @abc.abstractmethod
@@ -210,7 +210,7 @@ def nlgp_excess_kurtosis(gain: float) -> float:
     E[erf(gZ)^4] is a 4-variate orthant probability with no elementary closed form; it is computed
     by scipy quadrature. Ranges from 0 (g -> 0, Gaussian) to -2 (g -> inf, Rademacher).
     """
-    g = V.positive("gain", gain)
+    g = v.positive("gain", gain)
     m2, m4 = _nlgp_moments(g)
     return m4 / m2**2 - 3.0
 
@@ -222,7 +222,7 @@ class NLGPMarginal(Marginal):
     gain: float
 
     def __post_init__(self):
-        object.__setattr__(self, "gain", V.positive("gain", self.gain))
+        object.__setattr__(self, "gain", v.positive("gain", self.gain))
 
     @property
     def normaliser(self) -> float:
@@ -281,7 +281,7 @@ def kur_raw_moment(k: float, m: int) -> float:
 
 def kur_excess_kurtosis(k: float) -> float:
     """Exact excess kurtosis of Kur(k): k B(5/k, 1-4/k) / B(3/k, 1-2/k)^2 - 3; inf for 2 < k <= 4."""
-    k = V.kur_exponent("k", k)
+    k = v.kur_exponent("k", k)
     m2 = kur_raw_moment(k, 2)
     m4 = kur_raw_moment(k, 4)
     return math.inf if math.isinf(m4) else m4 / m2**2 - 3.0
@@ -333,7 +333,7 @@ class KurMarginal(Marginal):
     k: float
 
     def __post_init__(self):
-        object.__setattr__(self, "k", V.kur_exponent("k", self.k))
+        object.__setattr__(self, "k", v.kur_exponent("k", self.k))
 
     @property
     def normaliser(self) -> float:
@@ -404,7 +404,7 @@ class StudentTMarginal(Marginal):
     nu: float
 
     def __post_init__(self):
-        object.__setattr__(self, "nu", V.student_dof("nu", self.nu))
+        object.__setattr__(self, "nu", v.student_dof("nu", self.nu))
 
     @property
     def scale(self) -> float:

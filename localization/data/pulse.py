@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from localization import validation as V
+from localization import validation as v
 from localization.data import spectral
 from localization.data.base import DataModel
 from localization.data.marginals import RademacherMarginal
@@ -33,8 +33,8 @@ class SinglePulse(DataModel):
     high: float = static_field()
 
     def __post_init__(self):
-        low = V.in_range("low", self.low, 0.0, 1.0, low_open=True)
-        high = V.in_range("high", self.high, 0.0, 1.0, low_open=True)
+        low = v.in_range("low", self.low, 0.0, 1.0, low_open=True)
+        high = v.in_range("high", self.high, 0.0, 1.0, low_open=True)
         if high < low:
             raise ValueError(f"high must be >= low = {low} (valid range: low <= high <= 1), got {high}")
         object.__setattr__(self, "low", low)

@@ -49,7 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from localization import prng
-from localization import validation as V
+from localization import validation as v
 
 __all__ = [
     # public API (validated): re-exported by localization.data
@@ -233,30 +233,30 @@ def covariance(xi: float, n: int | tuple[int, ...]) -> np.ndarray:
     Kronecker product over axes for a grid). Replaces the paper's wrapped kernel of Section 2.3,
     which is not PSD for xi comparable to L.
     """
-    return covariance_matrix(V.positive("xi", xi), V.shape("n", n))
+    return covariance_matrix(v.positive("xi", xi), v.shape("n", n))
 
 
 def covariance_sqrt(xi: float, n: int | tuple[int, ...]) -> np.ndarray:
     """(N, N) float64 symmetric square root R of ``covariance(xi, n)`` (R @ R = C; eigenvalues clipped at 0)."""
-    return sqrt_matrix(V.positive("xi", xi), V.shape("n", n))
+    return sqrt_matrix(v.positive("xi", xi), v.shape("n", n))
 
 
 def fourier_basis(n: int | tuple[int, ...]) -> np.ndarray:
     """(N, N) float64 orthonormal real Fourier basis Q in which every covariance of this module is
     diagonal (the constant, cosine/sine pairs, the alternating column; Kronecker product over axes
     for a grid): ``covariance(xi, n) == Q @ diag(spectral_amplitudes(xi, n)**2) @ Q.T``."""
-    return fourier_matrix(V.shape("n", n))
+    return fourier_matrix(v.shape("n", n))
 
 
 def spectral_amplitudes(xi: float, n: int | tuple[int, ...]) -> np.ndarray:
     """(N,) float64 amplitudes ``a >= 0``: the samplers draw the latent Gaussian as
     ``(G * a) @ fourier_basis(n).T`` with G iid N(0, 1), whose covariance is ``covariance(xi, n)``."""
-    return np.array(grid_amplitudes(V.positive("xi", xi), V.shape("n", n)))
+    return np.array(grid_amplitudes(v.positive("xi", xi), v.shape("n", n)))
 
 
 def min_distance_covariance(xi: float, n: int | tuple[int, ...]) -> np.ndarray:
     """The paper's wrapped kernel ``exp(-d**2 / xi**2)``, ``d = min(|i-j|, L-|i-j|)``. NOT PSD in general."""
-    return min_distance_kernel(V.positive("xi", xi), V.shape("n", n))
+    return min_distance_kernel(v.positive("xi", xi), v.shape("n", n))
 
 
 # --------------------------------------------------------------------------------------------

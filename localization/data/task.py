@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from localization import validation as V
+from localization import validation as v
 from localization.data import spectral
 from localization.data.base import DataModel, is_traced, sample_arguments
 from localization.data.clone import GaussianClone
@@ -78,13 +78,15 @@ class LengthscaleTask:
         if not (isinstance(model_cls, type) and issubclass(model_cls, DataModel)):
             raise TypeError(f"model_cls must be a data model class (e.g. data.NLGP), got {model_cls!r}")
         p0, p1 = {}, {}
-        for name, v in params.items():
-            if isinstance(v, tuple):
-                if len(v) != 2:
-                    raise ValueError(f"{name} must be a scalar or a 2-tuple (value for y=0, value for y=1), got {v!r}")
-                p0[name], p1[name] = v
+        for name, value in params.items():
+            if isinstance(value, tuple):
+                if len(value) != 2:
+                    raise ValueError(
+                        f"{name} must be a scalar or a 2-tuple (value for y=0, value for y=1), got {value!r}"
+                    )
+                p0[name], p1[name] = value
             else:
-                p0[name] = p1[name] = v
+                p0[name] = p1[name] = value
         return cls(model_cls(**p0), model_cls(**p1))
 
     def sample(
@@ -179,7 +181,7 @@ def family_task(family: str, param: float, xi: tuple[float, float] = (1.0, 3.0))
     """
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {tuple(FAMILIES)}, got {family!r}")
-    param = V.real_scalar("param", param)
+    param = v.real_scalar("param", param)
     xi0, xi1 = xi
     if family == "NLGP":
         return LengthscaleTask.of(NLGP, xi=(xi0, xi1), gain=param)

@@ -16,12 +16,27 @@ with normals :math:`n_p` (the rows of ``normals``, shape (P, N)):
 * :class:`BumpGates`: localized bumps :math:`n_p(j) = \exp(-d_N(j, c_p)^2/(2 s^2))` centred at
   :math:`c_p` with width :math:`s` (:math:`d_N` the distance on the ring of :math:`N` sites); as
   :math:`s\to0` a bump gate becomes the coordinate gate of its centre;
-* :class:`HalfSpaceGates`: any normals, e.g. random ones (:meth:`HalfSpaceGates.random`, explicit key).
+* :class:`HalfSpaceGates`: any normals, e.g. random ones
+  (``localization.experiments.gdln.random_half_space_gates``, explicit key).
 
 The protocol :class:`Gating` is what the GDLN functions (:mod:`localization.theory.gdln`) need: a
 pytree with ``num_gates`` (P), ``num_dims`` (N) and ``__call__(x)`` mapping (..., N) to (..., P)
 gate values 0.0 or 1.0 (dtype of ``x`` when floating, else float64). The ReLU network's own gates
 frozen at a training time are one more such gating (same module).
+
+Two Gaussian closed forms describe how a half-space gate moves with its normal: for
+:math:`X\sim\mathcal N(0,\Sigma)` the probability that the gates of :math:`w` and :math:`v` agree,
+
+.. math:: \mathbb P\bigl(\operatorname{sign}\langle w, X\rangle = \operatorname{sign}\langle v, X\rangle\bigr)
+   = 1 - \frac{\theta_\Sigma(w, v)}{\pi},\qquad
+   \cos\theta_\Sigma(w, v) = \frac{w^\top\Sigma v}{\sqrt{w^\top\Sigma w\;v^\top\Sigma v}}
+
+(:func:`gaussian_agreement`), and, for the balanced mixture of :math:`\mathcal N(0,\Sigma_0)` and
+:math:`\mathcal N(0,\Sigma_1)`, the excess kurtosis of the preactivation
+:math:`\kappa(w) = 3\,(s_0^2 - s_1^2)^2/(s_0^2 + s_1^2)^2`, :math:`s_y^2 = w^\top\Sigma_y w`
+(:func:`gaussian_mixture_kurtosis`): the preactivation of Gaussian data is heavy-tailed as soon as the two
+classes give it different variances. ``localization.experiments.gdln.gate_flips`` estimates both on a
+training run.
 
 A concrete input is validated (an array with last axis N, finite entries); traced inputs (inside
 ``jit``/``vmap``) are not checked.
@@ -35,11 +50,20 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from localization import validation as V
+from localization import validation as v
 from localization.data.base import is_traced
 from localization.pytree import pytree_dataclass, static_field
 
-__all__ = ["Gating", "half_space_gates", "CoordinateGate", "BumpGates", "HalfSpaceGates", "FrozenReLUGates"]
+__all__ = [
+    "Gating",
+    "half_space_gates",
+    "CoordinateGate",
+    "BumpGates",
+    "HalfSpaceGates",
+    "FrozenReLUGates",
+    "gaussian_agreement",
+    "gaussian_mixture_kurtosis",
+]
 
 
 @runtime_checkable
@@ -61,7 +85,7 @@ def check_input(x: Any, num_dims: int) -> jax.Array:
 
     Integer inputs are converted to float64. Raises ``TypeError``/``ValueError`` naming ``x``.
     """
-    x = V.float_array("x", x, ndim_min=1, last_dim=num_dims)
+    x = v.float_array("x", x, ndim_min=1, last_dim=num_dims)
     if not is_traced(x):
         arr = np.asarray(x)
         if not np.all(np.isfinite(arr)):
@@ -79,7 +103,7 @@ def half_space_gates(normals: jax.Array, x: jax.Array) -> jax.Array:
 
 
 def _check_num_dims(num_dims: Any) -> int:
-    return V.integer("num_dims", num_dims, 1)
+    return v.integer("num_dims", num_dims, 1)
 
 
 @pytree_dataclass
@@ -105,7 +129,7 @@ class CoordinateGate:
             raise TypeError(f"coordinates must be None or a non-empty tuple of integers, got {self.coordinates!r}")
         checked = []
         for k, i in enumerate(coords):
-            i = V.integer(f"coordinates[{k}]", i, 0)
+            i = v.integer(f"coordinates[{k}]", i, 0)
             if i >= n:
                 raise ValueError(f"coordinates[{k}] must lie in [0, {n - 1}] (num_dims = {n}), got {i}")
             checked.append(i)
@@ -149,15 +173,15 @@ class BumpGates:
         object.__setattr__(self, "num_dims", n)
         if not isinstance(self.centres, (tuple, list)) or len(self.centres) == 0:
             raise TypeError(f"centres must be a non-empty tuple of positions, got {self.centres!r}")
-        centres = tuple(V.in_range(f"centres[{k}]", c, 0.0, n, high_open=True) for k, c in enumerate(self.centres))
+        centres = tuple(v.in_range(f"centres[{k}]", c, 0.0, n, high_open=True) for k, c in enumerate(self.centres))
         object.__setattr__(self, "centres", centres)
-        object.__setattr__(self, "width", V.positive("width", self.width))
+        object.__setattr__(self, "width", v.positive("width", self.width))
 
     @classmethod
     def tiling(cls, num_dims: int, num_gates: int, width: float) -> BumpGates:
         """``num_gates`` bumps with centres ``k * num_dims / num_gates``, k = 0, ..., P - 1."""
         n = _check_num_dims(num_dims)
-        p = V.integer("num_gates", num_gates, 1)
+        p = v.integer("num_gates", num_gates, 1)
         return cls(n, tuple(k * n / p for k in range(p)), width)
 
     @property
@@ -185,7 +209,7 @@ class HalfSpaceGates:
     normals: jax.Array
 
     def __post_init__(self):
-        w = V.float_array("normals", self.normals, ndim_min=2)
+        w = v.float_array("normals", self.normals, ndim_min=2)
         if w.ndim != 2:
             raise ValueError(f"normals must be a (P, N) array, got shape {tuple(w.shape)}")
         if not is_traced(w):
@@ -197,15 +221,6 @@ class HalfSpaceGates:
                 raise ValueError(f"every row of normals must be non-zero, got zero rows {np.flatnonzero(norms == 0)}")
             w = jnp.asarray(arr)
         object.__setattr__(self, "normals", w)
-
-    @classmethod
-    def random(cls, key: Any, num_dims: int, num_gates: int) -> HalfSpaceGates:
-        """``num_gates`` independent normals, uniform on the unit sphere of R^``num_dims`` (float64)."""
-        key = V.key("key", key)
-        n = _check_num_dims(num_dims)
-        p = V.integer("num_gates", num_gates, 1)
-        z = jax.random.normal(key, (p, n), dtype=jnp.float64)
-        return cls(z / jnp.linalg.norm(z, axis=1, keepdims=True))
 
     @property
     def num_gates(self) -> int:
@@ -236,20 +251,20 @@ class FrozenReLUGates:
 
     def __post_init__(self):
         object.__setattr__(self, "weights", HalfSpaceGates(self.weights).normals)
-        object.__setattr__(self, "time", V.nonnegative("time", self.time))
+        object.__setattr__(self, "time", v.nonnegative("time", self.time))
 
     @classmethod
     def at(cls, times: Any, weights: Any, index: int) -> FrozenReLUGates:
         """The gates of checkpoint ``index`` of a run: ``times`` (C,) and ``weights`` (C, P, N) or (C, N)
         (a single neuron, P = 1), e.g. a ``Trajectory``'s ``times`` and one seed's ``weights``."""
-        t = np.asarray(V.float_array("times", times, ndim_min=1), dtype=np.float64)
-        w = V.float_array("weights", weights, ndim_min=2)
+        t = np.asarray(v.float_array("times", times, ndim_min=1), dtype=np.float64)
+        w = v.float_array("weights", weights, ndim_min=2)
         if t.ndim != 1 or w.ndim not in (2, 3) or w.shape[0] != t.shape[0]:
             raise ValueError(
                 f"times must be (C,) and weights (C, P, N) or (C, N) with the same C, got shapes {t.shape} "
                 f"and {tuple(w.shape)}"
             )
-        i = V.integer("index", index, -t.shape[0])
+        i = v.integer("index", index, -t.shape[0])
         if i >= t.shape[0]:
             raise ValueError(f"index must lie in [-{t.shape[0]}, {t.shape[0] - 1}], got {index}")
         wi = w[i] if w.ndim == 3 else w[i][None]
@@ -266,3 +281,100 @@ class FrozenReLUGates:
     def __call__(self, x: Any) -> jax.Array:
         x = check_input(x, self.num_dims)
         return half_space_gates(self.weights, x)
+
+
+# -------------------------------------------------------------------------------------------------
+# Gaussian closed forms of half-space gates
+# -------------------------------------------------------------------------------------------------
+def _finite(name: str, value: Any, ndim_min: int) -> np.ndarray:
+    arr = np.asarray(v.float_array(name, value, ndim_min=ndim_min), dtype=np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got non-finite entries (shape {arr.shape})")
+    return arr
+
+
+def _covariance(name: str, cov: Any, n: int) -> np.ndarray:
+    c = _finite(name, cov, 2)
+    if c.shape != (n, n):
+        raise ValueError(f"{name} must be an (N, N) = ({n}, {n}) matrix, got shape {c.shape}")
+    if not np.allclose(c, c.T, rtol=1e-10, atol=1e-12 * max(1.0, float(np.abs(c).max()))):
+        raise ValueError(f"{name} must be symmetric")
+    if np.linalg.eigvalsh(c).min() < -1e-10 * max(1.0, float(np.abs(c).max())):
+        raise ValueError(f"{name} must be positive semi-definite (smallest eigenvalue < 0)")
+    return c
+
+
+def _quadratic(name: str, w: np.ndarray, c: np.ndarray) -> np.ndarray:
+    q = np.einsum("...i,ij,...j->...", w, c, w)
+    if np.any(q <= 0):
+        raise ValueError(
+            f"{name} must have w^T cov w > 0 for every vector (the preactivation must not be constant), "
+            f"got {int(np.sum(q <= 0))} vector(s) with w^T cov w = 0"
+        )
+    return q
+
+
+def gaussian_agreement(w: Any, v: Any, cov: Any) -> np.ndarray:
+    r"""Probability that the half-space gates of ``w`` and ``v`` agree on :math:`X\sim\mathcal N(0,\Sigma)`.
+
+    .. math:: &\mathbb P\bigl(\mathbb 1(\langle w, X\rangle > 0) = \mathbb 1(\langle v, X\rangle > 0)\bigr)\\
+       &\quad= 1 - \frac{1}{\pi}\arccos\frac{w^\top\Sigma v}{\sqrt{w^\top\Sigma w\;v^\top\Sigma v}}
+
+    (the two preactivations are a bivariate normal pair; Sheppard's formula). Notes 001 Eq. (45)
+    for Gaussian inputs.
+
+    Parameters
+    ----------
+    w, v : (..., N) real arrays, broadcast against each other; finite, with :math:`w^\top\Sigma w>0`.
+    cov : (N, N) symmetric positive semi-definite covariance :math:`\Sigma`.
+
+    Returns
+    -------
+    (...) float64 NumPy array in [0, 1].
+
+    Raises
+    ------
+    TypeError if an argument is not a real array; ValueError for non-finite entries, a wrong shape,
+    a covariance that is not symmetric PSD, or a vector with ``w^T cov w = 0``.
+    """
+    w = _finite("w", w, 1)
+    v = _finite("v", v, 1)
+    if w.shape[-1] != v.shape[-1]:
+        raise ValueError(f"w and v must have the same last axis N, got shapes {w.shape} and {v.shape}")
+    c = _covariance("cov", cov, w.shape[-1])
+    w, v = np.broadcast_arrays(w, v)
+    cross = np.einsum("...i,ij,...j->...", w, c, v)
+    rho = cross / np.sqrt(_quadratic("w", w, c) * _quadratic("v", v, c))
+    return 1.0 - np.arccos(np.clip(rho, -1.0, 1.0)) / np.pi
+
+
+def gaussian_mixture_kurtosis(w: Any, cov0: Any, cov1: Any) -> np.ndarray:
+    r"""Excess kurtosis of :math:`\langle w, X\rangle` for the balanced mixture of
+    :math:`\mathcal N(0,\Sigma_0)` and :math:`\mathcal N(0,\Sigma_1)`.
+
+    .. math:: \kappa(w) &= \frac{\tfrac32(s_0^4+s_1^4)}{\bigl(\tfrac12(s_0^2+s_1^2)\bigr)^2} - 3\\
+       &= \frac{3\,(s_0^2-s_1^2)^2}{(s_0^2+s_1^2)^2},\qquad s_y^2 = w^\top\Sigma_y w.
+
+    It lies in [0, 3); it is 0 only when both classes give the preactivation the same variance.
+
+    Parameters
+    ----------
+    w : (..., N) real array, finite, with :math:`s_0^2 + s_1^2 > 0`.
+    cov0, cov1 : (N, N) symmetric positive semi-definite class covariances.
+
+    Returns
+    -------
+    (...) float64 NumPy array.
+
+    Raises
+    ------
+    TypeError/ValueError as :func:`gaussian_agreement` (for ``w^T (cov0 + cov1) w = 0``).
+    """
+    w = _finite("w", w, 1)
+    n = w.shape[-1]
+    c0 = _covariance("cov0", cov0, n)
+    c1 = _covariance("cov1", cov1, n)
+    s2 = _quadratic("w", w, c0 + c1)
+    s0 = np.einsum("...i,ij,...j->...", w, c0, w)
+    s1 = s2 - s0
+    return 3.0 * (s0 - s1) ** 2 / s2**2

@@ -50,7 +50,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from localization import validation as V
+from localization import validation as v
 from localization.theory.gdln_moments import gate_correlation
 
 __all__ = [
@@ -74,8 +74,8 @@ def check_system(A: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
 
     ``A`` must be positive semi-definite; eigenvalues below ``-1e-10 * max|λ|`` raise ``ValueError``.
     """
-    A = np.asarray(V.float_array("A", A, ndim_min=2), dtype=np.float64)
-    b = np.asarray(V.float_array("b", b, ndim_min=1), dtype=np.float64)
+    A = np.asarray(v.float_array("A", A, ndim_min=2), dtype=np.float64)
+    b = np.asarray(v.float_array("b", b, ndim_min=1), dtype=np.float64)
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise ValueError(f"A must be a square (D, D) matrix, got shape {A.shape}")
     if b.shape != (A.shape[0],):
@@ -97,13 +97,13 @@ def _eig(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _time_constant(tau: Any) -> float:
-    return V.positive("time_constant", tau)
+    return v.positive("time_constant", tau)
 
 
 def vector_field(A: Any, b: Any, w: Any, time_constant: float = BOOK_TIME_CONSTANT) -> np.ndarray:
     r""":math:`\dot w = (b - A w)/\tau`: ``A`` (D, D), ``b`` (D,), ``w`` (..., D) -> (..., D) float64."""
     A, b = check_system(A, b)
-    w = np.asarray(V.float_array("w", w, ndim_min=1, last_dim=A.shape[0]), dtype=np.float64)
+    w = np.asarray(v.float_array("w", w, ndim_min=1, last_dim=A.shape[0]), dtype=np.float64)
     return (b - w @ A) / _time_constant(time_constant)
 
 
@@ -115,7 +115,7 @@ def flow_solution(A: Any, b: Any, w0: Any, t: Any, time_constant: float = BOOK_T
     :math:`c_k`, which vanishes when :math:`b` is in the range of :math:`A`, as for every GDLN).
     """
     A, b = check_system(A, b)
-    w0 = np.asarray(V.float_array("w0", w0, ndim_min=1, last_dim=A.shape[0]), dtype=np.float64)
+    w0 = np.asarray(v.float_array("w0", w0, ndim_min=1, last_dim=A.shape[0]), dtype=np.float64)
     if w0.shape != b.shape:
         raise ValueError(f"w0 must have shape {b.shape}, got {w0.shape}")
     t_arr = np.asarray(t, dtype=np.float64)
@@ -153,7 +153,7 @@ def ols_limit(A: Any, b: Any, rtol: float = 1e-10) -> OLSLimit:
     then no limit exists (a zero-rate mode with a drive grows linearly).
     """
     A, b = check_system(A, b)
-    rtol = V.in_range("rtol", rtol, 0.0, 1.0, low_open=True, high_open=True)
+    rtol = v.in_range("rtol", rtol, 0.0, 1.0, low_open=True, high_open=True)
     lam, Q = _eig(A)
     keep = lam > rtol * max(float(lam[-1]), 1e-300)
     c = Q.T @ b
@@ -164,7 +164,7 @@ def ols_limit(A: Any, b: Any, rtol: float = 1e-10) -> OLSLimit:
 
 
 def _second_moment_y(value: Any) -> float:
-    return V.positive("second_moment_y", value)
+    return v.positive("second_moment_y", value)
 
 
 def limiting_loss(A: Any, b: Any, second_moment_y: float = 0.5, rtol: float = 1e-10) -> float:

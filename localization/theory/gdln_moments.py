@@ -40,7 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from localization import validation as V
+from localization import validation as v
 from localization.data import NLGP, Gaussian, LengthscaleTask, nlgp_normaliser
 from localization.theory.gates import Gating
 
@@ -62,8 +62,8 @@ def gate_correlation(gain: Any, r: Any) -> np.ndarray:
     notes 001 Eq. (72) has :math:`2/\sqrt\pi` for :math:`1/\pi`). ``gain`` (> 0, finite) and ``r``
     (in [-1, 1]) broadcast NumPy-style; returns float64 (a 0-d array for scalar inputs).
     """
-    g = V.finite_real_array("gain", gain)
-    r = V.finite_real_array("r", r)
+    g = v.finite_real_array("gain", gain)
+    r = v.finite_real_array("r", r)
     if np.any(g <= 0):
         raise ValueError(f"gain must be positive (valid range: 0 < gain < inf), got {gain!r}")
     if np.any(np.abs(r) > 1):
@@ -112,8 +112,8 @@ def coordinate_gate_moments(task: LengthscaleTask, n: int, coordinate: int) -> M
     class 0 any model of the book (all are sign-symmetric).
     """
     task = _check_task(task)
-    n = V.integer("n", n, 2)
-    i = V.integer("coordinate", coordinate, 0)
+    n = v.integer("n", n, 2)
+    i = v.integer("coordinate", coordinate, 0)
     if i >= n:
         raise ValueError(f"coordinate must lie in [0, {n - 1}] for n = {n}, got {i}")
     m1 = task.model1
@@ -148,10 +148,10 @@ def monte_carlo_moments(
     if not isinstance(gating, Gating):
         raise TypeError(f"gating must satisfy theory.gates.Gating (num_gates, num_dims, __call__), got {gating!r}")
     task = _check_task(task)
-    key = V.key("key", key)
-    num = V.integer("num", num, 2)
-    n = V.integer("n", n, 2)
-    batch = V.integer("batch", batch, 1)
+    key = v.key("key", key)
+    num = v.integer("num", num, 2)
+    n = v.integer("n", n, 2)
+    batch = v.integer("batch", batch, 1)
     if gating.num_dims != n:
         raise ValueError(f"n must equal gating.num_dims = {gating.num_dims}, got {n}")
     stats = []
@@ -181,7 +181,7 @@ def predict(gating: Gating, w: Any, x: Any) -> jax.Array:
     if not isinstance(gating, Gating):
         raise TypeError(f"gating must satisfy theory.gates.Gating, got {gating!r}")
     p, n = gating.num_gates, gating.num_dims
-    w = V.float_array("w", w, ndim_min=1)
+    w = v.float_array("w", w, ndim_min=1)
     if w.size != p * n:
         raise ValueError(f"w must have P * N = {p * n} entries (P = {p}, N = {n}), got shape {tuple(w.shape)}")
     g = gating(x)

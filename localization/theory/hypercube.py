@@ -47,8 +47,8 @@ the majority regime of three bumps :math:`f` weights all three coordinates (iid 
 Laws: :func:`uniform_law` (iid signs), :func:`ising_ring_law` (exact Boltzmann weights of the periodic
 chain), :func:`sign_gaussian_law` / :func:`nlgp_limit_law` (the law of :math:`\operatorname{sign} Z`,
 :math:`Z\sim\mathcal N(0, C)`: NLGP at :math:`g\to\infty`; exact orthant probabilities for
-:math:`n \le 3` by Sheppard's formula and its trivariate extension) and :func:`nlgp_limit_law_mc`
-(Monte Carlo, :math:`n \le 6`, with binomial standard errors). Vertex ``k`` has
+:math:`n \le 3` by Sheppard's formula and its trivariate extension); their Monte Carlo estimate for
+:math:`n \le 6` is ``localization.experiments.hypercube.nlgp_limit_law_mc``. Vertex ``k`` has
 :math:`x_i = 1 - 2\,\mathrm{bit}_i(k)` (:func:`vertices`).
 """
 
@@ -59,12 +59,10 @@ from collections.abc import Callable
 from itertools import combinations
 from typing import Any
 
-import jax
 import numpy as np
 
-from localization import validation as V
+from localization import validation as v
 from localization.data.spectral import covariance as _latent_covariance
-from localization.data.spectral import covariance_sqrt as _latent_sqrt
 
 __all__ = [
     "MAX_DIMENSION",
@@ -74,7 +72,6 @@ __all__ = [
     "ising_ring_law",
     "sign_gaussian_law",
     "nlgp_limit_law",
-    "nlgp_limit_law_mc",
     "threshold_mean",
     "tie_mean",
     "expected_relu",
@@ -91,7 +88,7 @@ MAX_DIMENSION = 16
 
 
 def _dimension(n: Any, maximum: int = MAX_DIMENSION) -> int:
-    n = V.integer("n", n, 1)
+    n = v.integer("n", n, 1)
     if n > maximum:
         raise ValueError(f"n must be <= {maximum} (exact enumeration of 2^n vertices), got {n}")
     return n
@@ -141,7 +138,7 @@ def ising_ring_law(J: float, n: int) -> np.ndarray:
     The periodic chain of the paper's Ising model; for n = 2 the ring has the bond counted twice.
     Its correlations equal :func:`localization.data.ising_correlation` (transfer matrix).
     """
-    J = V.real_scalar("J", J)
+    J = v.real_scalar("J", J)
     n = _dimension(n, 16)
     if n < 2:
         raise ValueError(f"n must be >= 2 for a ring, got {n}")
@@ -162,7 +159,7 @@ def _orthant(r: np.ndarray) -> float:
 
 
 def _correlation(cov: Any, n_max: int) -> np.ndarray:
-    c = np.asarray(V.finite_real_array("cov", cov), dtype=np.float64)
+    c = np.asarray(v.finite_real_array("cov", cov), dtype=np.float64)
     if c.ndim != 2 or c.shape[0] != c.shape[1] or not 1 <= c.shape[0] <= n_max:
         raise ValueError(f"cov must be a square (n, n) matrix with 1 <= n <= {n_max}, got shape {c.shape}")
     if not np.allclose(c, c.T, atol=1e-12) or np.any(np.diag(c) <= 0):
@@ -179,7 +176,7 @@ def sign_gaussian_law(cov: Any) -> np.ndarray:
     Vertex :math:`x` has probability :math:`P(x\odot Z > 0)`, the positive orthant of the
     correlation :math:`R_{ij}x_ix_j`: :math:`\tfrac14 + \arcsin(\rho)/(2\pi)` for n = 2 (Sheppard)
     and :math:`\tfrac18 + \sum_{i<j}\arcsin(\rho_{ij})/(4\pi)` for n = 3. Larger n: use
-    :func:`nlgp_limit_law_mc`.
+    ``localization.experiments.hypercube.nlgp_limit_law_mc``.
     """
     r = _correlation(cov, 3)
     x = vertices(r.shape[0])
@@ -192,23 +189,8 @@ def nlgp_limit_law(xi: float, n: int) -> np.ndarray:
     return sign_gaussian_law(_latent_covariance(xi, n))
 
 
-def nlgp_limit_law_mc(xi: float, n: int, key: Any, num_samples: int = 1_000_000) -> tuple[np.ndarray, np.ndarray]:
-    """Monte Carlo law of sign(Z), Z ~ N(0, C(xi)) on the ring of n <= 6 sites.
-
-    Returns ``(probabilities, standard_errors)``, both (2^n,) float64; the standard error of each
-    frequency is the binomial sqrt(p (1 - p) / num_samples) at the estimate.
-    """
-    n = _dimension(n, 6)
-    key = V.key("key", key)
-    num = V.integer("num_samples", num_samples, 2)
-    z = np.asarray(jax.random.normal(key, (num, n)), dtype=np.float64) @ _latent_sqrt(xi, n).T
-    index = ((z < 0).astype(np.int64) << np.arange(n)[None, :]).sum(axis=1)
-    prob = np.bincount(index, minlength=2**n) / num
-    return prob, np.sqrt(prob * (1 - prob) / num)
-
-
 def _weights(w: Any, n: int | None = None) -> np.ndarray:
-    w = np.asarray(V.finite_real_array("w", w), dtype=np.float64)
+    w = np.asarray(v.finite_real_array("w", w), dtype=np.float64)
     if w.ndim < 1:
         raise ValueError(f"w must have shape (..., n), got a scalar {w!r}")
     if n is not None and w.shape[-1] != n:
@@ -218,7 +200,7 @@ def _weights(w: Any, n: int | None = None) -> np.ndarray:
 
 
 def _tol(tie_tol: Any) -> float:
-    return V.nonnegative("tie_tol", tie_tol)
+    return v.nonnegative("tie_tol", tie_tol)
 
 
 def threshold_mean(w: Callable | Any, p: Any, tie_tol: float = 0.0) -> np.ndarray:
@@ -332,7 +314,7 @@ def separation_gap(w: Any, k: int) -> tuple[float, float]:
     if w.ndim != 1:
         raise ValueError(f"w must be one (n,) vector, got shape {w.shape}")
     n = w.shape[0]
-    k = V.integer("k", k, 1)
+    k = v.integer("k", k, 1)
     if k > n:
         raise ValueError(f"k must be <= n = {n}, got {k}")
     order = np.argsort(-np.abs(w), kind="stable")

@@ -33,11 +33,12 @@ sign on some vertex), so on each cell the flow is affine and its only candidate 
 :math:`A^{-1}c`. :func:`fixed_point` iterates :math:`w\leftarrow A(w)^{-1}c(w)`; when two iterates
 share a cell the limit is an exact fixed point of the flow.
 
-Laws: :func:`task_laws` builds the two class laws of ``data.family_task`` on a ring of :math:`n` sites —
+Laws: ``localization.experiments.hypercube.task_laws`` builds the two class laws of ``data.family_task``
+on a ring of :math:`n` sites —
 Ising rings (exact, :func:`localization.theory.hypercube.ising_ring_law`) or the :math:`g\to\infty`
 limit of NLGP, :math:`\operatorname{sign}Z`, :math:`Z\sim\mathcal N(0,C(\xi_y))`, whose law for
 :math:`n>3` has no closed form and is estimated by Monte Carlo, averaged over the exact symmetries
-of the law (ring shifts, reflection, global sign flip: :func:`sign_gaussian_ring_law`).
+of the law (ring shifts, reflection, global sign flip: :func:`ring_symmetry_images`).
 """
 
 from __future__ import annotations
@@ -51,9 +52,8 @@ import numpy as np
 from jax import lax
 
 from localization import population
-from localization import validation as V
+from localization import validation as v
 from localization.data.base import is_traced
-from localization.data.spectral import covariance_sqrt as _latent_sqrt
 from localization.pytree import pytree_dataclass, static_field
 from localization.theory import hypercube as _hc
 from localization.trajectory import Trajectory, checkpoint_steps
@@ -61,8 +61,6 @@ from localization.trajectory import Trajectory, checkpoint_steps
 __all__ = [
     "HypercubeTask",
     "ring_symmetry_images",
-    "sign_gaussian_ring_law",
-    "task_laws",
     "expected_loss",
     "flow",
     "flow_parts",
@@ -70,9 +68,6 @@ __all__ = [
     "fixed_point",
     "aligned_correlation",
 ]
-
-FAMILIES = ("Ising", "NLGP")
-
 
 @pytree_dataclass(eq=False)
 class HypercubeTask:
@@ -89,7 +84,7 @@ class HypercubeTask:
     @classmethod
     def of(cls, p0: Any, p1: Any, n: int) -> HypercubeTask:
         """Validate both laws (:func:`localization.theory.hypercube.law_probabilities`) and wrap them."""
-        n = V.integer("n", n, 1)
+        n = v.integer("n", n, 1)
         return cls(
             jnp.asarray(_hc.law_probabilities(p0, n), jnp.float64),
             jnp.asarray(_hc.law_probabilities(p1, n), jnp.float64),
@@ -105,7 +100,7 @@ class HypercubeTask:
 def ring_symmetry_images(n: int) -> np.ndarray:
     """(4n, 2^n) int array: row g is the vertex index of g(x) for every vertex x, over the 4n maps
     x -> ±R^r S^s x (shift S by s sites, reflection R^r, r in {0, 1}, global sign) of the ring."""
-    n = V.integer("n", n, 2)
+    n = v.integer("n", n, 2)
     if n > _hc.MAX_DIMENSION:
         raise ValueError(f"n must be <= {_hc.MAX_DIMENSION} (exact enumeration of 2^n vertices), got {n}")
     x = _hc.vertices(n)
@@ -120,65 +115,10 @@ def ring_symmetry_images(n: int) -> np.ndarray:
     return np.stack(rows)
 
 
-def sign_gaussian_ring_law(xi: float, n: int, key: Any, num_samples: int = 2_000_000) -> np.ndarray:
-    r"""(2^n,) Monte Carlo law of :math:`\operatorname{sign}Z`, :math:`Z\sim\mathcal N(0,C(\xi))` on a ring of
-    ``n`` <= 16 sites (the NLGP of ``data.spectral`` at :math:`g\to\infty`), averaged over the 4n ring
-    symmetries (:func:`ring_symmetry_images`), which the exact law has; every vertex keeps a positive
-    weight only if it was drawn in some symmetric image (the law is otherwise unbiased).
-    """
-    n = V.integer("n", n, 2)
-    if n > _hc.MAX_DIMENSION:
-        raise ValueError(f"n must be <= {_hc.MAX_DIMENSION} (exact enumeration of 2^n vertices), got {n}")
-    key = V.key("key", key)
-    num = V.integer("num_samples", num_samples, 2)
-    z = np.asarray(jax.random.normal(key, (num, n), jnp.float64)) @ np.asarray(_latent_sqrt(xi, n)).T
-    index = ((z < 0).astype(np.int64) << np.arange(n)[None, :]).sum(axis=1)
-    counts = np.bincount(index, minlength=2**n).astype(np.float64)
-    images = ring_symmetry_images(n)
-    sym = np.zeros(2**n)
-    for g in images:  # p_sym(x) = mean_g p(g x)
-        sym += counts[g]
-    return sym / sym.sum()
-
-
-def task_laws(
-    family: str,
-    param: float,
-    n: int,
-    *,
-    xi: tuple[float, float] = (1.0, 3.0),
-    key: Any = None,
-    num_samples: int = 2_000_000,
-) -> HypercubeTask:
-    r"""The hypercube counterpart of ``data.family_task(family, param, xi)`` on a ring of ``n`` sites.
-
-    ``"Ising"``: exact ring laws with couplings (0.3, ``param``) (``param`` > 0.3). ``"NLGP"``: the
-    :math:`g\to\infty` limit, :func:`sign_gaussian_ring_law` at ``xi = (xi0, xi1)`` (Monte Carlo: needs
-    ``key``); ``param`` (the finite gain of the SGD task) does not enter.
-    """
-    if family not in FAMILIES:
-        raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
-    param = V.real_scalar("param", param)
-    n = V.integer("n", n, 2)
-    if family == "Ising":
-        if not param > 0.3:
-            raise ValueError(f"param (J1) must be > J0 = 0.3 for Ising, got {param}")
-        return HypercubeTask.of(_hc.ising_ring_law(0.3, n), _hc.ising_ring_law(param, n), n)
-    if key is None:
-        raise ValueError("key must be a JAX PRNG key for family 'NLGP' (its law is estimated by Monte Carlo)")
-    xi0, xi1 = (V.positive("xi", x) for x in xi)
-    if not xi1 > xi0:
-        raise ValueError(f"xi must be (xi0, xi1) with xi1 > xi0 (label 1 has the longer length-scale), got {xi}")
-    k0, k1 = jax.random.split(V.key("key", key))
-    return HypercubeTask.of(
-        sign_gaussian_ring_law(xi0, n, k0, num_samples), sign_gaussian_ring_law(xi1, n, k1, num_samples), n
-    )
-
-
 def _check(w: Any, task: HypercubeTask) -> jax.Array:
     if not isinstance(task, HypercubeTask):
         raise TypeError(f"task must be a HypercubeTask, got {type(task).__name__}")
-    w = jnp.asarray(w if is_traced(w) else V.finite_real_array("w", w), jnp.float64)
+    w = jnp.asarray(w if is_traced(w) else v.finite_real_array("w", w), jnp.float64)
     if w.ndim < 1 or w.shape[-1] != task.n:
         raise ValueError(f"w must have shape (..., n) with n = {task.n}, got {w.shape}")
     return w
@@ -244,7 +184,7 @@ def integrate(w0: Any, task: HypercubeTask, *, lr: float, steps: int, checkpoint
     Returns a Trajectory with ``weights`` (..., C, n) float64.
     """
     w0 = _check(w0, task)
-    lr = V.positive("lr", lr)
+    lr = v.positive("lr", lr)
     ck = checkpoint_steps(checkpoints, steps)
     gaps = np.diff(np.concatenate([[0], ck])).astype(np.int64)
     lead = w0.shape[:-1]
@@ -264,7 +204,7 @@ def fixed_point(w: Any, task: HypercubeTask, *, max_iter: int = 50) -> tuple[np.
     (e.g. w = 0, where no vertex is on).
     """
     w = np.asarray(_check(w, task))
-    max_iter = V.integer("max_iter", max_iter, 1)
+    max_iter = v.integer("max_iter", max_iter, 1)
     shape = w.shape
     cur = w.reshape(-1, task.n)
     done = np.zeros(cur.shape[0], bool)
@@ -290,8 +230,8 @@ def aligned_correlation(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
     is then aligned with ``a``). The ring's shifts map every fixed point of a shift-invariant task to
     another one, so this compares shapes regardless of where the peak sits.
     """
-    a = np.asarray(V.finite_real_array("a", a), dtype=np.float64)
-    b = np.asarray(V.finite_real_array("b", b), dtype=np.float64)
+    a = np.asarray(v.finite_real_array("a", a), dtype=np.float64)
+    b = np.asarray(v.finite_real_array("b", b), dtype=np.float64)
     if a.shape != b.shape or a.ndim < 1:
         raise ValueError(f"a and b must have equal shapes (..., n), got {a.shape} and {b.shape}")
     na, nb = np.linalg.norm(a, axis=-1), np.linalg.norm(b, axis=-1)
