@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from numpy.typing import ArrayLike
+from jax.typing import ArrayLike
 
 from localization import validation as v
 
@@ -263,7 +263,7 @@ def _scaled_normal(key, std, shape, dtype):
 def init_params(
     key: jax.Array,
     K: int,
-    N: int | tuple[int, ...],
+    n: int | tuple[int, ...],
     init_scale: float = 0.1,
     *,
     model: str = "committee",
@@ -280,13 +280,13 @@ def init_params(
     ``readout_mean`` + Xavier-normal of the readout layer (variance ``init_scale · 2/(K+1)``); hidden
     biases ``b`` (K,) and the output bias ``c`` start at 0.
 
-    ``N`` is the input size as everywhere in the library: an int (a ring of N sites) or a grid shape
-    such as ``(30, 30)``; the weights are then over the flattened grid, (K, prod(N)) in row-major
-    order, the layout of the data models' samples — train them with ``n=N``.
+    ``n`` is the input size as everywhere in the library: an int (a ring of N = n sites) or a grid
+    shape such as ``(30, 30)``; the weights are then over the flattened grid, (K, N) with
+    N = prod(n) in row-major order, the layout of the data models' samples — train them with the same ``n``.
     """
     key = v.key("key", key)
     K = v.integer("K", K, 1)
-    N = math.prod(v.shape("N", N, minimum=1))
+    N = math.prod(v.shape("n", n, minimum=1))
     init_scale = v.positive("init_scale", init_scale)
     if model not in ("committee", "two_layer"):
         raise ValueError(f"model must be 'committee' or 'two_layer', got {model!r}")
@@ -338,7 +338,7 @@ def _param_ndim(model: str) -> int:
 
 
 def flatten_initialisations(
-    w0: ArrayLike | Params, model: str, dtype: Any, N: int | None = None
+    w0: ArrayLike | Params, model: str, dtype: Any, n: int | tuple[int, ...] | None = None
 ) -> tuple[Any, tuple[int, ...], int]:
     """Validate initial parameters ``w0`` of ``model`` and merge their leading axes.
 
@@ -368,7 +368,7 @@ def flatten_initialisations(
             raise ValueError("model='two_layer' needs readout weights w0.a of shape (..., K)")
     lead = tuple(W.shape[: W.ndim - _param_ndim(model)])
     N_w = W.shape[-1]
-    if N is not None and N_w != N:
+    if n is not None and N_w != (N := math.prod(v.shape("n", n, minimum=1))):
         raise ValueError(f"w0 must have last axis of length N = prod(n) = {N}, got shape {tuple(W.shape)}")
     if model != "neuron":
         K = W.shape[-2]

@@ -127,7 +127,7 @@ def test_init_params_on_a_grid_are_the_flattened_weights_with_the_grid_fan_in():
     w = np.asarray(grid.w).ravel()
     var, se = 0.5 * 2 / (900 + 20), np.sqrt(2 / w.size) * 0.5 * 2 / (900 + 20)  # SE of a Gaussian variance
     assert abs(w.var() - var) < 6 * se
-    with pytest.raises(ValueError, match=r"N\[1\] must be"):
+    with pytest.raises(ValueError, match=r"n\[1\] must be"):
         models.init_params(key, 2, (3, 0))
 
 
@@ -194,7 +194,7 @@ def test_init_validation():
         models.init_params(key, 2, 4, bias=1)
     with pytest.raises(ValueError, match="K must be an integer >= 1"):
         models.init_params(key, 0, 4)
-    with pytest.raises(ValueError, match="N must be an integer >= 1"):
+    with pytest.raises(ValueError, match="n must be an integer >= 1"):
         models.init_params(key, 2, 0)
     with pytest.raises(ValueError, match="num must be an integer >= 1"):
         models.init_params(key, 2, 4, num=0)

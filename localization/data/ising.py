@@ -43,10 +43,27 @@ from localization.pytree import pytree_dataclass
 __all__ = ["Ising", "ising_correlation", "metropolis_ising"]
 
 
-def ising_correlation(J: float, N: int, d: ArrayLike) -> np.ndarray:
-    """E[x_0 x_d] = (t^d + t^(N-d)) / (1 + t^N), t = tanh J, for the periodic ferromagnetic chain."""
+def ising_correlation(J: float, n: int, d: ArrayLike) -> np.ndarray:
+    """Return the exact correlation of the periodic ferromagnetic Ising chain.
+
+    E[x_0 x_d] = (t^d + t^(n-d)) / (1 + t^n) with t = tanh J (transfer matrix).
+
+    Parameters
+    ----------
+    J : float
+        Coupling, >= 0.
+    n : int
+        Number of sites of the ring, >= 2.
+    d : ArrayLike
+        Distances along the ring (any shape; 0 <= d <= n).
+
+    Returns
+    -------
+    np.ndarray
+        E[x_0 x_d], float64, the shape of ``d``.
+    """
     J = v.nonnegative("J", J)
-    N = v.integer("N", N, 2)
+    N = v.integer("n", n, 2)
     t = math.tanh(J)
     d = np.asarray(d, dtype=np.float64)
     return (np.power(t, d) + np.power(t, N - d)) / (1.0 + t**N)
@@ -100,7 +117,7 @@ class Ising(DataModel):
         if len(shape) != 1:
             raise ValueError(f"n must be an int (1-D chain) for Ising, got shape {shape}")
 
-    def _sample(self, key, num, shape, dtype):
+    def _sample(self, key, num, shape, dtype, method):
         N = shape[0]
         thr = _ising_thresholds(self.J, N)
         k1, k2 = jax.random.split(key)

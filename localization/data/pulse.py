@@ -49,7 +49,20 @@ class SinglePulse(DataModel):
     def marginal(self) -> RademacherMarginal:
         return RademacherMarginal()
 
-    def lengths(self, N: int) -> tuple[int, int]:
+    def lengths(self, n: int) -> tuple[int, int]:
+        """Return the shortest and longest pulse lengths on a ring of ``n`` sites.
+
+        Parameters
+        ----------
+        n : int
+            Number of sites.
+
+        Returns
+        -------
+        tuple[int, int]
+            ``(lo, hi)``: the integer lengths in [low n, high n], clipped to [1, n].
+        """
+        N = n
         lo = max(1, math.ceil(self.low * N - 1e-9))
         hi = min(N, math.floor(self.high * N + 1e-9))
         if hi < lo:
@@ -63,7 +76,7 @@ class SinglePulse(DataModel):
             raise ValueError(f"n must be an int (1-D signal) for SinglePulse, got shape {shape}")
         self.lengths(shape[0])
 
-    def _sample(self, key, num, shape, dtype):
+    def _sample(self, key, num, shape, dtype, method):
         N = shape[0]
         lo, hi = self.lengths(N)
         k1, k2, k3 = jax.random.split(key, 3)
