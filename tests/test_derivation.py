@@ -143,7 +143,7 @@ def test_validation_errors():
     with pytest.raises(ValueError, match="y must be finite"):
         d.gradient_terms(w, x, y.at[0].set(jnp.nan))
     # gaussian_gated_mean
-    with pytest.raises(ValueError, match=r"sigma must have shape \(5, 5\)"):
+    with pytest.raises(ValueError, match=r"cov must have shape \(5, 5\)"):
         d.gaussian_gated_mean(w, np.eye(4))
     with pytest.raises(ValueError, match="w must satisfy"):
         d.gaussian_gated_mean(jnp.zeros(5), np.eye(5))
@@ -162,11 +162,11 @@ def test_validation_errors():
     sigma = _toeplitz(5, 0.5)
     with pytest.raises(ValueError, match="w must be a single weight vector"):
         d.gaussian_gate_probability(jnp.stack([w, w]), sigma, 0, 1.0)
-    with pytest.raises(ValueError, match=r"sigma must have shape \(5, 5\)"):
+    with pytest.raises(ValueError, match=r"cov must have shape \(5, 5\)"):
         d.gaussian_gate_probability(w, sigma[:4, :4], 0, 1.0)
     with pytest.raises(ValueError, match="i must satisfy"):
         d.gaussian_gate_probability(w, sigma, 7, 1.0)
-    with pytest.raises(ValueError, match=r"sigma\[i, i\] must be positive"):
+    with pytest.raises(ValueError, match=r"cov\[i, i\] must be positive"):
         d.gaussian_gate_probability(w, np.zeros((5, 5)), 0, 1.0)
     with pytest.raises(ValueError, match="zero conditional variance"):
         d.gaussian_gate_probability(jnp.eye(5)[0], np.eye(5), 0, 1.0)
@@ -274,5 +274,5 @@ def test_elliptical_gated_mean_validates():
         d.elliptical_gated_mean([1.0, 0.0, 0.0], sigma, 0.0)
     with pytest.raises(ValueError, match=r"mean_abs must lie in \(0.0, 1.0\]"):
         d.elliptical_gated_mean([1.0, 0.0, 0.0], sigma, 1.2)
-    with pytest.raises(ValueError, match="sigma must have shape"):
+    with pytest.raises(ValueError, match="cov must have shape"):
         d.elliptical_gated_mean([1.0, 0.0], sigma, 0.5)

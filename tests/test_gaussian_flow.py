@@ -166,7 +166,7 @@ def test_mean_absolute_against_monte_carlo(marginal):
 
 def test_bad_arguments_of_the_fixed_point_and_integration_functions_are_named():
     cov0, cov1 = _covariances()
-    with pytest.raises(ValueError, match="sigma1 must be circulant"):  # named as in mechanism.circulant_spectra
+    with pytest.raises(ValueError, match="cov1 must be circulant"):
         gf.fixed_points(cov0, cov1 + np.diag(np.linspace(0.0, 0.5, N)))
     point = gf.fixed_points(cov0, cov1)[0]
     with pytest.raises(TypeError, match="point must be a FixedPoint"):

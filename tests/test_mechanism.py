@@ -36,7 +36,7 @@ def test_spectra_diagonalise_and_reject_non_circulant(nlgp):
         assert np.allclose(sp.basis @ np.diag(lam) @ sp.basis.T, s, atol=1e-12)
     bad = s1.copy()
     bad[0, 1] = bad[1, 0] = bad[0, 1] + 0.1
-    with pytest.raises(ValueError, match="sigma1 must be circulant"):
+    with pytest.raises(ValueError, match="cov1 must be circulant"):
         mech.circulant_spectra(s0, bad)
     with pytest.raises(ValueError, match="equal shapes"):
         mech.circulant_spectra(s0, s1[:-1, :-1])

@@ -32,7 +32,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from numpy.typing import ArrayLike
+from jax.typing import ArrayLike
 
 from localization import validation as v
 
@@ -182,31 +182,31 @@ def gated_mean(w: ArrayLike, x: ArrayLike) -> jax.Array:
     return _gated_mean(w, x)
 
 
-def gaussian_gated_mean(w: ArrayLike, sigma: ArrayLike) -> jax.Array:
+def gaussian_gated_mean(w: ArrayLike, cov: ArrayLike) -> jax.Array:
     r"""Exact :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)\,X]` for Gaussian :math:`X\sim\mathcal N(0,\Sigma)`:
 
     .. math:: \mathbb E[\mathbb 1(\langle w,X\rangle\ge0)X]=\frac{\Sigma w}{\sqrt{2\pi\,w^\top\Sigma w}}
 
     (Stein's lemma: :math:`\mathbb E[Xg(\langle w,X\rangle)]=\Sigma w\,\mathbb E[g'(\langle w,X\rangle)]` with
-    :math:`g=\mathbb 1(\cdot\ge0)`, :math:`g'=\delta_0`). Any positive-definite ``sigma`` (no unit-variance
-    requirement). ``w`` (..., n) non-zero, ``sigma`` (n, n) → (..., n).
+    :math:`g=\mathbb 1(\cdot\ge0)`, :math:`g'=\delta_0`). Any positive-definite ``cov`` (no unit-variance
+    requirement). ``w`` (..., n) non-zero, ``cov`` (n, n) → (..., n).
     """
     w = _weights(w)
     n = w.shape[-1]
-    sigma = v.float_array("sigma", sigma, ndim_min=2)
-    if tuple(sigma.shape) != (n, n):
-        raise ValueError(f"sigma must have shape ({n}, {n}) to match w, got shape {tuple(sigma.shape)}")
-    sigma = jnp.asarray(sigma, dtype=jnp.float64)
-    u = w @ sigma
+    cov = v.float_array("cov", cov, ndim_min=2)
+    if tuple(cov.shape) != (n, n):
+        raise ValueError(f"cov must have shape ({n}, {n}) to match w, got shape {tuple(cov.shape)}")
+    cov = jnp.asarray(cov, dtype=jnp.float64)
+    u = w @ cov
     q = jnp.sum(u * w, axis=-1, keepdims=True)
     if not bool(jnp.all(q > 0)):
-        raise ValueError("w must satisfy w^T Sigma w > 0 (non-zero w, positive-definite sigma)")
+        raise ValueError("w must satisfy w^T Sigma w > 0 (non-zero w, positive-definite cov)")
     return u / jnp.sqrt(2.0 * math.pi * q)
 
 
-def elliptical_gated_mean(w: ArrayLike, sigma: ArrayLike, mean_abs: float) -> jax.Array:
+def elliptical_gated_mean(w: ArrayLike, cov: ArrayLike, mean_abs: float) -> jax.Array:
     r"""Exact :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)\,X]` for a centred elliptical law with
-    covariance ``sigma``:
+    covariance ``cov``:
 
     .. math::
 
@@ -220,11 +220,11 @@ def elliptical_gated_mean(w: ArrayLike, sigma: ArrayLike, mean_abs: float) -> ja
     (S is symmetric). The standardised :math:`S/\sqrt{w^\top\Sigma w}` has the same law for every w, so
     C is a constant of the law: ``mean_abs`` :math:`=\mathbb E|X_1|/\sqrt{\Sigma_{11}}` (for unit
     variance, :math:`\mathbb E|X_1|` of the marginal). Gaussian data: :math:`C=\sqrt{2/\pi}`, which is
-    :func:`gaussian_gated_mean`. ``w`` (..., n) non-zero, ``sigma`` (n, n) positive definite,
+    :func:`gaussian_gated_mean`. ``w`` (..., n) non-zero, ``cov`` (n, n) positive definite,
     ``mean_abs`` in (0, 1] (Cauchy–Schwarz) → (..., n).
     """
     c = v.in_range("mean_abs", mean_abs, 0.0, 1.0, low_open=True)
-    return gaussian_gated_mean(w, sigma) * (c * math.sqrt(math.pi / 2.0))
+    return gaussian_gated_mean(w, cov) * (c * math.sqrt(math.pi / 2.0))
 
 
 # -------------------------------------------------------------------------------------------------
@@ -292,7 +292,7 @@ def empirical_gate_probability(w: ArrayLike, x: ArrayLike, i: int, bins: int = 2
     return GateEstimate(xm, prob, count, stderr)
 
 
-def gaussian_gate_probability(w: ArrayLike, sigma: ArrayLike, i: int, x: ArrayLike) -> jax.Array:
+def gaussian_gate_probability(w: ArrayLike, cov: ArrayLike, i: int, x: ArrayLike) -> jax.Array:
     r"""Gaussian prediction of :math:`P(\langle w,X\rangle\ge0\mid X_i=x)` (App. C.2 under A1–A3):
 
     .. math::
@@ -308,27 +308,27 @@ def gaussian_gate_probability(w: ArrayLike, sigma: ArrayLike, i: int, x: ArrayLi
     :math:`a=\langle w,\sigma_i\rangle/\sqrt{w^\top\Sigma w}`
     and unit variance the argument is :math:`x\,\mathrm{alg}^{-1}(a)/\sqrt2`.
 
-    ``w`` (n,), ``sigma`` (n, n) covariance of the class, ``i`` coordinate, ``x`` any shape → same
+    ``w`` (n,), ``cov`` (n, n) covariance of the class, ``i`` coordinate, ``x`` any shape → same
     shape. ``w`` must not be parallel to :math:`\Sigma^{-1}\sigma_i` (then the conditional variance is 0).
     """
     w = _weights(w)
     if w.ndim != 1:
         raise ValueError(f"w must be a single weight vector of shape (n,), got shape {tuple(w.shape)}")
     n = w.shape[0]
-    sigma = v.float_array("sigma", sigma, ndim_min=2)
-    if tuple(sigma.shape) != (n, n):
-        raise ValueError(f"sigma must have shape ({n}, {n}) to match w, got shape {tuple(sigma.shape)}")
-    sigma = jnp.asarray(sigma, dtype=jnp.float64)
+    cov = v.float_array("cov", cov, ndim_min=2)
+    if tuple(cov.shape) != (n, n):
+        raise ValueError(f"cov must have shape ({n}, {n}) to match w, got shape {tuple(cov.shape)}")
+    cov = jnp.asarray(cov, dtype=jnp.float64)
     i = v.integer("i", i, minimum=0)
     if i >= n:
         raise ValueError(f"i must satisfy 0 <= i < n = {n}, got {i}")
     x = jnp.asarray(v.float_array("x", jnp.atleast_1d(jnp.asarray(x)), ndim_min=1), dtype=jnp.float64)
-    sii = sigma[i, i]
+    sii = cov[i, i]
     if not float(sii) > 0:
-        raise ValueError(f"sigma[i, i] must be positive, got {float(sii)}")
-    c = jnp.dot(w, sigma[i])
-    cond_var = jnp.dot(w, sigma @ w) - c**2 / sii
-    if not float(cond_var) > 1e-14 * float(jnp.dot(w, sigma @ w)):
+        raise ValueError(f"cov[i, i] must be positive, got {float(sii)}")
+    c = jnp.dot(w, cov[i])
+    cond_var = jnp.dot(w, cov @ w) - c**2 / sii
+    if not float(cond_var) > 1e-14 * float(jnp.dot(w, cov @ w)):
         raise ValueError(
             "w gives zero conditional variance of <w, X> given X_i (w parallel to Sigma^-1 sigma_i); "
             "the Gaussian approximation is degenerate"

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from jax.typing import ArrayLike
 from scipy.optimize import brentq
 
 from localization import validation as v

@@ -32,7 +32,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from numpy.typing import ArrayLike
+from jax.typing import ArrayLike
 
 from localization import validation as v
 from localization.data.marginals import GaussianMarginal
@@ -82,16 +82,16 @@ class ConstantModeStability(NamedTuple):
     threshold: float
 
 
-def circulant_spectra(sigma0: ArrayLike, sigma1: ArrayLike, *, atol: float = 1e-9) -> FourierSpectra:
+def circulant_spectra(cov0: ArrayLike, cov1: ArrayLike, *, atol: float = 1e-9) -> FourierSpectra:
     """Eigenvalues of the class covariances in the shared real Fourier basis.
 
     Raises ``ValueError`` unless both are square, of equal size N ≥ 2, and circulant (off-diagonal
     entries of :math:`Q^\\top\\Sigma Q` at most ``atol`` times the largest eigenvalue).
     """
-    names = ("sigma0", "sigma1")
-    mats = dict(zip(names, v.covariance_pair(names, sigma0, sigma1, symmetric=False), strict=True))
+    names = ("cov0", "cov1")
+    mats = dict(zip(names, v.covariance_pair(names, cov0, cov1, symmetric=False), strict=True))
     atol = v.positive("atol", atol)
-    basis, freq = real_fourier_basis(mats["sigma1"].shape[0])
+    basis, freq = real_fourier_basis(mats["cov1"].shape[0])
     lams = []
     for name, s in mats.items():
         d = basis.T @ s @ basis
@@ -151,9 +151,7 @@ def _phi_function(phi) -> Callable:
     return phi.core if isinstance(phi, PytreeAmplifier) else phi
 
 
-def constant_mode_stability(
-    phi: PytreeAmplifier | Callable, sigma0: ArrayLike, sigma1: ArrayLike
-) -> ConstantModeStability:
+def constant_mode_stability(phi: PytreeAmplifier | Callable, cov0: ArrayLike, cov1: ArrayLike) -> ConstantModeStability:
     r"""The constant fixed point of Eq. (5) and the growth rate of every Fourier mode there.
 
     At :math:`w=w^*\mathbf 1` every site has the argument :math:`\alpha=\sqrt{\lambda_1(0)/N}` and
@@ -162,14 +160,14 @@ def constant_mode_stability(
     :math:`\tfrac12\lambda_1(k)[(1+r(0))\,\rho-1-r(k)]` with
     :math:`\rho=\alpha\varphi'(\alpha)/\varphi(\alpha)` (φ' by automatic differentiation of φ;
     use an exact amplifier, not a tabulated one). Some mode grows iff
-    :math:`\rho>\min_{k\ne0}(1+r(k))/(1+r(0))` (``threshold``). ``sigma1`` must have unit diagonal.
+    :math:`\rho>\min_{k\ne0}(1+r(k))/(1+r(0))` (``threshold``). ``cov1`` must have unit diagonal.
     """
     f = _phi_function(phi)
-    sp = circulant_spectra(sigma0, sigma1)
+    sp = circulant_spectra(cov0, cov1)
     lam0, lam1 = _check_spectra(sp.lam0, sp.lam1)
     n = lam0.shape[0]
-    if not np.allclose(np.diag(np.asarray(sigma1, dtype=np.float64)), 1.0, rtol=0, atol=1e-8):
-        raise ValueError("sigma1 must have unit diagonal (the flow's A1-A3 assume unit marginal variance)")
+    if not np.allclose(np.diag(np.asarray(cov1, dtype=np.float64)), 1.0, rtol=0, atol=1e-8):
+        raise ValueError("cov1 must have unit diagonal (the flow's A1-A3 assume unit marginal variance)")
     if sp.freq[0] != 0:  # pragma: no cover - the basis puts the constant first
         raise RuntimeError("the real Fourier basis must start with the constant column")
     alpha = math.sqrt(lam1[0] / n)
@@ -201,8 +199,8 @@ def effective_gain(phi: PytreeAmplifier | Callable, a: ArrayLike) -> np.ndarray:
 def ipr_rate_split(
     w: ArrayLike,
     phi: PytreeAmplifier | Callable,
-    sigma0: ArrayLike,
-    sigma1: ArrayLike,
+    cov0: ArrayLike,
+    cov1: ArrayLike,
     slope: float = GAUSSIAN_SLOPE,
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""The rate :math:`\dot P=\nabla P\cdot F(w)` of the IPR under Eq. (5), split in two.
@@ -215,9 +213,9 @@ def ipr_rate_split(
     """
     slope = v.positive("slope", slope)
     w = np.asarray(v.float_array("w", w), dtype=np.float64)
-    s1 = np.asarray(sigma1, dtype=np.float64)
-    a = np.asarray(amplifier_argument(w, s1))  # checks w, sigma1
-    field = np.asarray(effective_vector_field(w, phi, sigma0, s1))  # checks phi, sigma0
+    s1 = np.asarray(cov1, dtype=np.float64)
+    a = np.asarray(amplifier_argument(w, s1))  # checks w, cov1
+    field = np.asarray(effective_vector_field(w, phi, cov0, s1))  # checks phi, cov0
     nonlinear_field = 0.5 * (np.asarray(evaluate_amplifier(phi, a)) - slope * a)
     norm2 = np.sum(w**2, axis=-1, keepdims=True)
     p = w**2 / norm2
