@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from localization import data
+from localization.experiments import amplifier as AX
 from localization.theory import Amplifier, integrate_effective
 from localization.theory import assumptions as A
 
@@ -62,11 +63,11 @@ def test_a1_binned_samples(samples):
 
 def test_a2_exact_cases_and_conditional_monte_carlo():
     w = np.asarray(jax.random.normal(jax.random.key(1), (N,), dtype=jnp.float64))
-    assert A.a2_discrepancy(data.Gaussian(2.0), N, w, key=jax.random.key(2)) == 0.0
-    assert A.a2_discrepancy(data.Ising(0.7), N, w, key=jax.random.key(2)) == 0.0
+    assert AX.a2_discrepancy(data.Gaussian(2.0), N, w) == 0.0
+    assert AX.a2_discrepancy(data.Ising(0.7), N, w) == 0.0
     model = data.Gaussian(2.0)
     cop = A.gaussian_copula(model, N)
-    d = A.a2_discrepancy_copula(cop, model.covariance(N), w, key=jax.random.key(3), nodes=12, samples=2000)
+    d = AX.a2_discrepancy_copula(jax.random.key(3), cop, model.covariance(N), w, nodes=12, num=2000)
     assert d < 0.05  # exact 0; Monte Carlo noise floor
 
 
@@ -134,16 +135,18 @@ def test_validation():
     with pytest.raises(ValueError, match="w must have last axis"):
         A.a2_discrepancy_samples(np.ones((100, N)), np.ones(3))
     with pytest.raises(TypeError, match="key"):
-        A.a2_discrepancy(data.NLGP(2.0, 1.1), N, w, key=0)
-    with pytest.raises(ValueError, match="sigma must have shape"):
-        A.a2_discrepancy_copula(A.gaussian_copula(data.NLGP(2.0, 1.1), N), np.eye(3), w, key=jax.random.key(0))
+        AX.a2_discrepancy(data.NLGP(2.0, 1.1), N, w, key=0)
+    with pytest.raises(ValueError, match="key must be a JAX PRNG key for NLGP"):
+        AX.a2_discrepancy(data.NLGP(2.0, 1.1), N, w)
+    with pytest.raises(ValueError, match="cov must have shape"):
+        AX.a2_discrepancy_copula(jax.random.key(0), A.gaussian_copula(data.NLGP(2.0, 1.1), N), np.eye(3), w)
     with pytest.raises(ValueError, match="w must be a single"):
-        A.a2_discrepancy_copula(
-            A.gaussian_copula(data.NLGP(2.0, 1.1), N), np.eye(N), np.ones((2, N)), key=jax.random.key(0)
+        AX.a2_discrepancy_copula(
+            jax.random.key(0), A.gaussian_copula(data.NLGP(2.0, 1.1), N), np.eye(N), np.ones((2, N))
         )
     with pytest.raises(ValueError, match="nodes"):
-        A.a2_discrepancy(data.NLGP(2.0, 1.1), N, w, key=jax.random.key(0), nodes=1)
-    with pytest.raises(ValueError, match="sigma must be a square"):
+        AX.a2_discrepancy(data.NLGP(2.0, 1.1), N, w, key=jax.random.key(0), nodes=1)
+    with pytest.raises(ValueError, match="cov must be a square"):
         A.lindeberg_ratio(w, np.ones((N, 3)))
     with pytest.raises(ValueError, match="weights must have last axis"):
         A.lindeberg_ratio(np.ones(3), np.eye(N))

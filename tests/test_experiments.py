@@ -215,15 +215,15 @@ def test_nlgp_localizes_and_its_gaussian_clone_does_not():
 # ----------------------------------------------------------------------------- data_properties
 def test_property_statistics_verdicts():
     """Weakly dependent Gaussian data: every z small; the single pulse: far coordinates dependent."""
-    g = ex.property_statistics(data.Gaussian(xi=3.0), KEY, n=20, num=4000)
+    g = ex.property_statistics(KEY, data.Gaussian(xi=3.0), n=20, num=4000)
     assert g["s3"] < 5 and g["s2"] < 5
     assert all(abs(m) < 5 * s for m, s in g["alpha"])
     assert g["corr"] == pytest.approx(float(np.asarray(data.Gaussian(xi=3.0).covariance(20))[0, 10]), abs=0)
-    p = ex.property_statistics(data.SinglePulse(low=0.2, high=0.4), KEY, n=20, num=4000)
+    p = ex.property_statistics(KEY, data.SinglePulse(low=0.2, high=0.4), n=20, num=4000)
     m, s = p["alpha"][0]
     assert abs(m) > 5 * s
     # Ising +-1 data: the large-value event |X| > median |X| is empty, so its bound is exactly 0 +- 0
-    i = ex.property_statistics(data.Ising(J=0.7), KEY, n=20, num=2000)
+    i = ex.property_statistics(KEY, data.Ising(J=0.7), n=20, num=2000)
     assert i["alpha"][1] == (0.0, 0.0)
     with pytest.raises(ValueError, match="n"):
-        ex.property_statistics(data.Gaussian(xi=3.0), KEY, n=1)
+        ex.property_statistics(KEY, data.Gaussian(xi=3.0), n=1)

@@ -1,4 +1,4 @@
-"""Tests of localization.gabor: periodic Gabors, their fits and the periodic uncertainty product."""
+"""Tests of localization.experiments.gabor: periodic Gabors, their fits and the periodic uncertainty product."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from localization import gabor as G
+from localization.experiments import gabor as G
 
 N = 40
 

@@ -1,4 +1,4 @@
-"""theory.gate_flips (gate agreement along a ReLU training run) and gates.FrozenReLUGates: Gaussian
+"""experiments.gdln (gate agreement along a ReLU training run) and gates.FrozenReLUGates: Gaussian
 closed forms against SymPy and Monte Carlo, properties of the estimator on constructed runs, bad
 inputs."""
 
@@ -9,7 +9,7 @@ import pytest
 import sympy as sp
 
 from localization import data, models, train
-from localization.theory import gate_flips as gf
+from localization.experiments import gdln as gf
 from localization.theory import gates
 from localization.trajectory import Trajectory
 
@@ -19,16 +19,16 @@ COV0, COV1 = TASK.covariances(N)
 
 
 def _mixture_agreement(w, v):
-    return 0.5 * (gf.gaussian_agreement(w, v, COV0) + gf.gaussian_agreement(w, v, COV1))
+    return 0.5 * (gates.gaussian_agreement(w, v, COV0) + gates.gaussian_agreement(w, v, COV1))
 
 
 # ----- closed forms ------------------------------------------------------------------------------
 def test_agreement_isotropic_closed_form_values():
     e1, e2 = np.eye(3)[0], np.eye(3)[1]
-    assert gf.gaussian_agreement(e1, e1, np.eye(3)) == pytest.approx(1.0)
-    assert gf.gaussian_agreement(e1, -e1, np.eye(3)) == pytest.approx(0.0, abs=1e-15)
-    assert gf.gaussian_agreement(e1, e2, np.eye(3)) == pytest.approx(0.5)
-    assert gf.gaussian_agreement(e1, e1 + e2, np.eye(3)) == pytest.approx(0.75)  # angle pi/4
+    assert gates.gaussian_agreement(e1, e1, np.eye(3)) == pytest.approx(1.0)
+    assert gates.gaussian_agreement(e1, -e1, np.eye(3)) == pytest.approx(0.0, abs=1e-15)
+    assert gates.gaussian_agreement(e1, e2, np.eye(3)) == pytest.approx(0.5)
+    assert gates.gaussian_agreement(e1, e1 + e2, np.eye(3)) == pytest.approx(0.75)  # angle pi/4
 
 
 def test_agreement_is_one_minus_angle_over_pi_monte_carlo():
@@ -39,7 +39,7 @@ def test_agreement_is_one_minus_angle_over_pi_monte_carlo():
     mc = np.mean((x @ w.T > 0) == (x @ v.T > 0), axis=0)
     cos = np.sum(w * v, axis=1) / np.linalg.norm(w, axis=1) / np.linalg.norm(v, axis=1)
     exact = 1.0 - np.arccos(cos) / np.pi
-    np.testing.assert_allclose(gf.gaussian_agreement(w, v, np.eye(N)), exact, rtol=1e-12)
+    np.testing.assert_allclose(gates.gaussian_agreement(w, v, np.eye(N)), exact, rtol=1e-12)
     se = np.sqrt(exact * (1 - exact) / x.shape[0])
     assert np.all(np.abs(mc - exact) < 5 * se)
 
@@ -49,25 +49,25 @@ def test_agreement_correlated_covariance_monte_carlo():
     w, v = rng.normal(size=(2, 5, N))
     z = rng.normal(size=(400_000, N)) @ np.linalg.cholesky(COV1).T  # X ~ N(0, Sigma_1)
     mc = np.mean((z @ w.T > 0) == (z @ v.T > 0), axis=0)
-    exact = gf.gaussian_agreement(w, v, COV1)
+    exact = gates.gaussian_agreement(w, v, COV1)
     se = np.sqrt(exact * (1 - exact) / z.shape[0])
     assert np.all(np.abs(mc - exact) < 5 * se)
     # the Euclidean angle is not the right one for a correlated covariance: it differs here by > 20 SE
-    iso = gf.gaussian_agreement(w, v, np.eye(N))
+    iso = gates.gaussian_agreement(w, v, np.eye(N))
     assert np.max(np.abs(iso - exact) / se) > 20
 
 
 def test_agreement_properties():
     rng = np.random.default_rng(5)
     w, v = rng.normal(size=(2, 7, N))
-    p = gf.gaussian_agreement(w, v, COV0)
-    np.testing.assert_allclose(p, gf.gaussian_agreement(v, w, COV0), rtol=1e-13)  # symmetric
-    np.testing.assert_allclose(gf.gaussian_agreement(3.0 * w, 0.5 * v, COV0), p, rtol=1e-12)  # scale-free
-    np.testing.assert_allclose(gf.gaussian_agreement(w, -v, COV0), 1.0 - p, rtol=1e-12, atol=1e-15)  # sign flip
+    p = gates.gaussian_agreement(w, v, COV0)
+    np.testing.assert_allclose(p, gates.gaussian_agreement(v, w, COV0), rtol=1e-13)  # symmetric
+    np.testing.assert_allclose(gates.gaussian_agreement(3.0 * w, 0.5 * v, COV0), p, rtol=1e-12)  # scale-free
+    np.testing.assert_allclose(gates.gaussian_agreement(w, -v, COV0), 1.0 - p, rtol=1e-12, atol=1e-15)  # sign flip
     assert np.all((p >= 0) & (p <= 1))
     # broadcasting: one w against many v
     np.testing.assert_allclose(
-        gf.gaussian_agreement(w[0], v, COV0), gf.gaussian_agreement(np.tile(w[0], (7, 1)), v, COV0)
+        gates.gaussian_agreement(w[0], v, COV0), gates.gaussian_agreement(np.tile(w[0], (7, 1)), v, COV0)
     )
 
 
@@ -78,7 +78,7 @@ def test_mixture_kurtosis_sympy_and_monte_carlo():
     assert sp.simplify(m4 / m2**2 - 3 - 3 * (s0**2 - s1**2) ** 2 / (s0**2 + s1**2) ** 2) == 0
     rng = np.random.default_rng(6)
     w = rng.normal(size=(3, N))
-    kappa = gf.gaussian_mixture_kurtosis(w, COV0, COV1)
+    kappa = gates.gaussian_mixture_kurtosis(w, COV0, COV1)
     x, _ = TASK.sample(jax.random.key(11), 400_000, N, jnp.float64)
     h = np.asarray(x) @ w.T
     d = h - h.mean(0)
@@ -87,7 +87,7 @@ def test_mixture_kurtosis_sympy_and_monte_carlo():
     np.testing.assert_allclose(mc, kappa, atol=0.05)
     assert np.all(kappa > 0) and np.all(kappa < 3)
     # equal class variances (Sigma_0 = Sigma_1): zero excess kurtosis
-    np.testing.assert_allclose(gf.gaussian_mixture_kurtosis(w, COV1, COV1), 0.0, atol=1e-15)
+    np.testing.assert_allclose(gates.gaussian_mixture_kurtosis(w, COV1, COV1), 0.0, atol=1e-15)
 
 
 # ----- the estimator on runs -------------------------------------------------------------------
@@ -103,7 +103,7 @@ def test_gate_flips_matches_gaussian_closed_form():
     assert f.agreement.shape == (3, 5) and f.kurtosis.shape == (3, 6) and f.constant.shape == (3,)
     exact = _mixture_agreement(run[:, :-1], run[:, 1:])
     assert np.all(np.abs(np.asarray(f.agreement) - exact) < 5 * np.asarray(f.agreement_se))
-    kappa = gf.gaussian_mixture_kurtosis(run, COV0, COV1)
+    kappa = gates.gaussian_mixture_kurtosis(run, COV0, COV1)
     np.testing.assert_allclose(np.asarray(f.kurtosis), kappa, atol=0.08)
 
 
@@ -193,19 +193,19 @@ def test_gate_flips_bad_runs():
 def test_closed_forms_bad_inputs():
     w = np.ones(N)
     with pytest.raises(ValueError, match="cov"):
-        gf.gaussian_agreement(w, w, np.ones((N, N + 1)))
+        gates.gaussian_agreement(w, w, np.ones((N, N + 1)))
     with pytest.raises(ValueError, match="symmetric"):
-        gf.gaussian_agreement(w, w, np.triu(np.ones((N, N))))
+        gates.gaussian_agreement(w, w, np.triu(np.ones((N, N))))
     with pytest.raises(ValueError, match="semi-definite"):
-        gf.gaussian_agreement(w, w, -np.eye(N))
+        gates.gaussian_agreement(w, w, -np.eye(N))
     with pytest.raises(ValueError, match="w\\^T cov w"):
-        gf.gaussian_agreement(np.zeros(N), w, np.eye(N))
+        gates.gaussian_agreement(np.zeros(N), w, np.eye(N))
     with pytest.raises(ValueError, match="same last axis"):
-        gf.gaussian_agreement(w, np.ones(N + 1), np.eye(N))
+        gates.gaussian_agreement(w, np.ones(N + 1), np.eye(N))
     with pytest.raises(ValueError, match="finite"):
-        gf.gaussian_mixture_kurtosis(np.full(N, np.inf), COV0, COV1)
+        gates.gaussian_mixture_kurtosis(np.full(N, np.inf), COV0, COV1)
     with pytest.raises(TypeError):
-        gf.gaussian_mixture_kurtosis("w", COV0, COV1)
+        gates.gaussian_mixture_kurtosis("w", COV0, COV1)
 
 
 # ----- FrozenReLUGates -------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import scipy.special as sp
 
 import localization  # noqa: F401  (x64)
 from localization import data
+from localization.experiments import gdln as gx
 from localization.theory import gates, gdln
 from localization.theory import gdln_moments as gm
 
@@ -75,7 +76,7 @@ def _z_scores(mc, exact):
 def test_coordinate_gate_closed_form_against_monte_carlo(model):
     task = TASK if model == "NLGP" else data.LengthscaleTask.of(data.Gaussian, xi=(1.0, 2.0))
     exact = gm.coordinate_gate_moments(task, N, 4)
-    mc = gm.monte_carlo_moments(gates.CoordinateGate(N, (4,)), task, jax.random.key(7), 100_000, N)
+    mc = gx.monte_carlo_moments(jax.random.key(7), gates.CoordinateGate(N, (4,)), task, 100_000, N)
     zb, zA = _z_scores(mc, exact)
     # 10 + 100 z-scores: |z| < 4.5 has probability ~1e-5 each under the null; rms near 1
     assert np.max(np.abs(zb)) < 4.5 and np.max(np.abs(zA)) < 4.5
@@ -84,8 +85,8 @@ def test_coordinate_gate_closed_form_against_monte_carlo(model):
 
 def test_every_single_half_space_gate_has_the_same_second_moment():
     exact = gm.single_gate_second_moment(TASK, N)
-    for gating in (gates.BumpGates(N, (3.0,), 1.5), gates.HalfSpaceGates.random(jax.random.key(2), N, 1)):
-        mc = gm.monte_carlo_moments(gating, TASK, jax.random.key(8), 100_000, N)
+    for gating in (gates.BumpGates(N, (3.0,), 1.5), gx.random_half_space_gates(jax.random.key(2), N, 1)):
+        mc = gx.monte_carlo_moments(jax.random.key(8), gating, TASK, 100_000, N)
         z = (mc.A - exact) / mc.A_se
         assert np.max(np.abs(z)) < 4.5 and 0.7 < np.sqrt(np.mean(z**2)) < 1.3
 
@@ -94,7 +95,7 @@ def test_monte_carlo_standard_errors_are_honest():
     # over 12 independent estimates, the spread of b matches the reported standard error (chi-square
     # of 12 x 10 values: ratio of rms deviation to mean se in [0.8, 1.2] with probability > 0.99)
     gating = gates.CoordinateGate(N, (0,))
-    runs = [gm.monte_carlo_moments(gating, TASK, jax.random.key(100 + s), 4000, N) for s in range(12)]
+    runs = [gx.monte_carlo_moments(jax.random.key(100 + s), gating, TASK, 4000, N) for s in range(12)]
     b = np.stack([r.b for r in runs])
     se = np.mean([r.b_se for r in runs], axis=0)
     ratio = np.sqrt(np.mean(((b - b.mean(0)) ** 2) * 12 / 11 / se**2))
@@ -141,7 +142,7 @@ def test_exclusive_gates_learn_per_gate_ols():
     # gates 1(x_0 > 0) and 1(x_0 <= 0) never open together: A is block diagonal, each block's limit
     # is the regression of y on x restricted to its gate
     gating = gates.HalfSpaceGates(np.stack([np.eye(N)[0], -np.eye(N)[0]]))
-    mc = gm.monte_carlo_moments(gating, TASK, jax.random.key(3), 20_000, N)
+    mc = gx.monte_carlo_moments(jax.random.key(3), gating, TASK, 20_000, N)
     assert np.all(mc.A[:N, N:] == 0.0)
     w = gdln.ols_limit(mc.A, mc.b).w
     for p in range(2):
@@ -201,8 +202,8 @@ def test_race_rates_are_scaled_eigenvalues():
         (lambda: gdln.limiting_loss(np.eye(2), np.ones(2), 0.0), ValueError, "second_moment_y"),
         (lambda: gm.coordinate_gate_moments(TASK, N, N), ValueError, "coordinate"),
         (lambda: gm.coordinate_gate_moments("task", N, 0), TypeError, "task"),
-        (lambda: gm.monte_carlo_moments("gate", TASK, jax.random.key(0), 10, N), TypeError, "gating"),
-        (lambda: gm.monte_carlo_moments(gates.CoordinateGate(N), TASK, jax.random.key(0), 10, N + 1), ValueError, "n"),
+        (lambda: gx.monte_carlo_moments(jax.random.key(0), "gate", TASK, 10, N), TypeError, "gating"),
+        (lambda: gx.monte_carlo_moments(jax.random.key(0), gates.CoordinateGate(N), TASK, 10, N + 1), ValueError, "n"),
         (lambda: gm.predict(gates.CoordinateGate(N, (1,)), np.ones(3), np.ones(N)), ValueError, "w must have"),
     ],
 )

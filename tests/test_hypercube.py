@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from localization.data import covariance, ising_correlation
+from localization.experiments import hypercube as HX
 from localization.theory import hypercube as H
 
 RNG = np.random.default_rng(20)
@@ -78,13 +79,13 @@ def test_sign_gaussian_exact_against_sheppard_and_monte_carlo():
     for i, j in ((0, 1), (0, 2), (1, 2)):
         assert float(p @ (x[:, i] * x[:, j])) == pytest.approx(2 / np.pi * math.asin(c[i, j]), abs=1e-14)
     # Monte Carlo agrees within 5 standard errors (tolerance fixed before running)
-    pm, se = H.nlgp_limit_law_mc(1.5, 3, jax.random.key(0), 400_000)
+    pm, se = HX.nlgp_limit_law_mc(jax.random.key(0), 1.5, 3, 400_000)
     assert np.all(np.abs(pm - p) <= 5 * se + 1e-12)
 
 
 def test_nlgp_mc_law_is_sign_symmetric_and_shift_invariant():
     n = 5
-    pm, se = H.nlgp_limit_law_mc(1.2, n, jax.random.key(1), 400_000)
+    pm, se = HX.nlgp_limit_law_mc(jax.random.key(1), 1.2, n, 400_000)
     x = H.vertices(n)
     idx = {tuple(v): k for k, v in enumerate(x)}
     flip = np.array([idx[tuple(-v)] for v in x])

@@ -7,6 +7,7 @@ import pytest
 
 from localization import train
 from localization.data import spectral
+from localization.experiments import hypercube as hx
 from localization.theory import hypercube as hc
 from localization.theory import hypercube_flow as hf
 
@@ -104,11 +105,11 @@ def test_fixed_point_without_dominance_is_exact():
 
 def test_sign_gaussian_ring_law_matches_exact_orthants_and_arcsine_law():
     key = jax.random.key(3)
-    p3 = hf.sign_gaussian_ring_law(1.5, 3, key, num_samples=400_000)
+    p3 = hx.sign_gaussian_ring_law(key, 1.5, 3, num=400_000)
     # exact law by Sheppard's trivariate formula; binomial se <= sqrt(0.25 / 400k) = 8e-4 before symmetrising
     assert np.abs(p3 - hc.nlgp_limit_law(1.5, 3)).max() < 4e-3
     n = 8
-    p = hf.sign_gaussian_ring_law(2.0, n, key, num_samples=400_000)
+    p = hx.sign_gaussian_ring_law(key, 2.0, n, num=400_000)
     x = hc.vertices(n)
     cov = spectral.covariance(2.0, n)
     rho = cov / np.sqrt(np.outer(np.diag(cov), np.diag(cov)))
@@ -128,7 +129,7 @@ def test_ring_symmetry_images_are_permutations_preserving_the_ising_law():
 
 
 def test_task_laws_and_aligned_correlation():
-    t = hf.task_laws("Ising", 0.7, 6)
+    t = hx.task_laws("Ising", 0.7, 6)
     assert np.allclose(t.p1, hc.ising_ring_law(0.7, 6)) and np.allclose(t.p0, hc.ising_ring_law(0.3, 6))
     a = np.array([0.1, 0.5, 1.0, 0.5, 0.1, 0.0, -0.2])
     corr, shift = hf.aligned_correlation(a, np.roll(a, 3))
@@ -140,11 +141,11 @@ def test_task_laws_and_aligned_correlation():
 @pytest.mark.parametrize(
     "call, match",
     [
-        (lambda: hf.task_laws("Kur", 3.0, 6), "family"),
-        (lambda: hf.task_laws("Ising", 0.2, 6), "param"),
-        (lambda: hf.task_laws("NLGP", 100.0, 6), "key"),
-        (lambda: hf.task_laws("NLGP", 100.0, 6, xi=(3.0, 1.0), key=jax.random.key(0)), "xi"),
-        (lambda: hf.sign_gaussian_ring_law(1.0, 17, jax.random.key(0)), "n must be <= 16"),
+        (lambda: hx.task_laws("Kur", 3.0, 6), "family"),
+        (lambda: hx.task_laws("Ising", 0.2, 6), "param"),
+        (lambda: hx.task_laws("NLGP", 100.0, 6), "key"),
+        (lambda: hx.task_laws("NLGP", 100.0, 6, xi=(3.0, 1.0), key=jax.random.key(0)), "xi"),
+        (lambda: hx.sign_gaussian_ring_law(jax.random.key(0), 1.0, 17), "n must be <= 16"),
         (lambda: hf.flow(np.ones(5), ising_task()), "shape"),
         (lambda: hf.flow(np.r_[np.nan, np.ones(7)], ising_task()), "w"),
         (lambda: hf.integrate(np.ones(8), ising_task(), lr=0.0, steps=3), "lr"),

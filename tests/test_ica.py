@@ -1,4 +1,4 @@
-"""localization.ica: FastICA unmixes a known mixture; the paper's setting gives localized filters."""
+"""localization.experiments.ica: FastICA unmixes a known mixture; the paper's setting gives localized filters."""
 
 import warnings
 
@@ -7,7 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from localization import data, ica, population
+from localization import data, population
+from localization.experiments import ica
 
 A = np.array([[1.0, 0.6, -0.3, 0.2], [0.4, 1.0, 0.5, -0.6], [-0.2, 0.3, 1.0, 0.7], [0.5, -0.4, 0.2, 1.0]])
 

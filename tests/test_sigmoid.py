@@ -8,6 +8,7 @@ import scipy.integrate
 import scipy.special
 
 from localization.data import family_task
+from localization.experiments import sigmoid as SX
 from localization.theory import sigmoid as S
 
 
@@ -129,12 +130,12 @@ def test_monte_carlo_helpers_agree_with_gaussian_closed_forms():
     c0, c1 = task.covariances(16)
     w = np.cos(2 * np.pi * np.arange(16) / 16) * 0.4
     s1, s0 = w @ c1 @ w, w @ c0 @ w
-    m, se = S.monte_carlo_bias_drift(book.key("test_sigmoid", "drift"), task, w, 0.1, num=40_000)
+    m, se = SX.monte_carlo_bias_drift(book.key("test_sigmoid", "drift"), task, w, 0.1, num=40_000)
     assert abs(m - S.bias_drift(s1, s0, 0.1)) < 5 * se
-    p, pse = S.monte_carlo_spread(book.key("test_sigmoid", "spread"), task, w[None], num=40_000)
+    p, pse = SX.monte_carlo_spread(book.key("test_sigmoid", "spread"), task, w[None], num=40_000)
     assert abs(p[0] - S.spread_probability(s1, s0)) < 5 * pse[0]
     for act, f in (("erf", S.erf_start_loss), ("relu", S.relu_start_loss)):
-        m, se = S.monte_carlo_start_loss(book.key("test_sigmoid", act), task, w, act, num=40_000)
+        m, se = SX.monte_carlo_start_loss(book.key("test_sigmoid", act), task, w, act, num=40_000)
         assert abs(m - f(s1, s0)) < 5 * se
 
 
@@ -158,11 +159,11 @@ def test_input_validation():
     with pytest.raises(ValueError, match="cov0"):
         S.rayleigh_optimum(np.zeros((3, 3)), np.eye(3))
     with pytest.raises(TypeError, match="task"):
-        S.monte_carlo_spread(None, "NLGP", np.ones((1, 4)))
+        SX.monte_carlo_spread(None, "NLGP", np.ones((1, 4)))
     with pytest.raises(ValueError, match="num"):
-        S.monte_carlo_bias_drift(None, family_task("NLGP", 1.0), np.ones(4), 0.0, num=1)
+        SX.monte_carlo_bias_drift(None, family_task("NLGP", 1.0), np.ones(4), 0.0, num=1)
     with pytest.raises(ValueError, match="activation"):
-        S.monte_carlo_start_loss(None, None, np.ones(4), "tanh")
+        SX.monte_carlo_start_loss(None, None, np.ones(4), "tanh")
 
 
 def test_committee_linearisation_matches_finite_differences():

@@ -20,7 +20,7 @@ from localization import validation as v
 __all__ = ["property_statistics"]
 
 
-def property_statistics(model: Any, key: jax.Array, *, n: int = 40, num: int = 10_000) -> dict[str, Any]:
+def property_statistics(key: jax.Array, model: Any, *, n: int = 40, num: int = 10_000) -> dict[str, Any]:
     r"""S1–S3 statistics of ``model`` from ``num`` samples of size ``n`` drawn with ``key``.
 
     Returns a dict:

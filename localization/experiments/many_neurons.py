@@ -35,7 +35,7 @@ from localization import validation as v
 
 __all__ = [
     "PopulationSettings",
-    "Population",
+    "PopulationRun",
     "FIG6_KUR10",
     "FIG6_KUR4",
     "FIG7_SIGMOID_KUR4",
@@ -142,7 +142,7 @@ FIG1_CHAPTER = FIG1_GRID.replace(n=(20, 20), batch=1000, steps=5000, checkpoints
 FIG1_RECORD = Path(__file__).resolve().parents[2] / "book" / "data" / "fig1_full_scale.npz"
 
 
-class Population(NamedTuple):
+class PopulationRun(NamedTuple):
     """Receptive fields of ``inits`` trained networks at C checkpoints (float64 NumPy copies).
 
     Attributes
@@ -204,7 +204,8 @@ class Fig1Record(NamedTuple):
 
 def read_fig1_record(path: str | Path = FIG1_RECORD) -> Fig1Record:
     """Read the full-scale Fig. 1 (right) record at ``path`` (default :data:`FIG1_RECORD`); a missing file
-    raises ``FileNotFoundError`` naming the command that writes it."""
+    raises ``FileNotFoundError`` naming the command that writes it.
+    """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found; write it with: .venv/bin/python benchmarks/record_fig1.py {path}")
@@ -221,7 +222,7 @@ def _as_numpy(leaf):
 
 def train_population(
     key: jax.Array, settings: PopulationSettings, *, params: models.Params | None = None, dtype: Any = jnp.float32
-) -> Population:
+) -> PopulationRun:
     """Train ``settings.inits`` initialisations of the many-neuron model ``settings`` describes.
 
     The initialisations come from ``fold_in(key, 0)`` (:func:`localization.models.init_params`), the
@@ -271,7 +272,7 @@ def train_population(
     finite = np.ones(settings.inits, bool)
     for leaf in jax.tree_util.tree_leaves(p):  # w, and b, a, c where present; leading axis = initialisation
         finite &= np.isfinite(np.asarray(leaf)).reshape(settings.inits, -1).all(axis=1)
-    return Population(
+    return PopulationRun(
         settings=settings,
         times=np.asarray(traj.times, np.float64),
         fields=np.asarray(p.w, np.float64),
@@ -281,16 +282,18 @@ def train_population(
     )
 
 
-def fig6_populations(key: jax.Array, **changes: Any) -> dict[str, Population]:
+def fig6_populations(key: jax.Array, **changes: Any) -> dict[str, PopulationRun]:
     """Paper Fig. 6 (left, centre): the SCM on Kur(10) and on Kur(4) (:data:`FIG6_KUR10`,
-    :data:`FIG6_KUR4`, with ``changes`` applied to both), keys ``fold_in(key, 0)`` and ``fold_in(key, 1)``."""
+    :data:`FIG6_KUR4`, with ``changes`` applied to both), keys ``fold_in(key, 0)`` and ``fold_in(key, 1)``.
+    """
     settings = {"Kur(10)": FIG6_KUR10.replace(**changes), "Kur(4)": FIG6_KUR4.replace(**changes)}
     return {name: train_population(jax.random.fold_in(key, j), s) for j, (name, s) in enumerate(settings.items())}
 
 
-def fig1_populations(key: jax.Array, **changes: Any) -> dict[str, Population]:
+def fig1_populations(key: jax.Array, **changes: Any) -> dict[str, PopulationRun]:
     """Paper Fig. 1 (right) at chapter scale (:data:`FIG1_CHAPTER`, with ``changes``) on NLGP(100) and, as the
-    near-Gaussian control with the same initialisation and data stream, on NLGP(0.01)."""
+    near-Gaussian control with the same initialisation and data stream, on NLGP(0.01).
+    """
     settings = FIG1_CHAPTER.replace(**changes)
     return {
         name: train_population(key, settings.replace(param=g))
@@ -298,11 +301,12 @@ def fig1_populations(key: jax.Array, **changes: Any) -> dict[str, Population]:
     }
 
 
-def fig7_populations(key: jax.Array, *, lr_top: float = 20.0, inits_bottom: int = 2) -> dict[str, Population]:
+def fig7_populations(key: jax.Array, *, lr_top: float = 20.0, inits_bottom: int = 2) -> dict[str, PopulationRun]:
     """Paper Fig. 7: the two-layer sigmoid network on Kur(4) and, as a control with the same key
     (initialisations and data stream), on Kur(10), at learning rate ``lr_top`` (the paper's 80 diverges
     for most data streams); the two-layer ReLU network with K = 100 on Kur(30) at the paper's settings
-    (``inits_bottom`` initialisations, key ``fold_in(key, 1)``). Keys: ``fold_in(key, 0)`` for the top row."""
+    (``inits_bottom`` initialisations, key ``fold_in(key, 1)``). Keys: ``fold_in(key, 0)`` for the top row.
+    """
     top = FIG7_SIGMOID_KUR4.replace(lr=v.positive("lr_top", lr_top))
     k_top = jax.random.fold_in(key, 0)
     return {

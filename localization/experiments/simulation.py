@@ -176,7 +176,8 @@ def init_neurons(
     key: jax.Array, inits: int, n: int | tuple[int, ...], init_scale: float = 1e-3, dtype: Any = jnp.float32
 ) -> jax.Array:
     """(inits, N) initial weights of M2: Xavier-normal × sqrt(init_scale) (paper reference settings);
-    ``n`` is a ring size or a grid shape (N = prod(n), weights over the flattened grid)."""
+    ``n`` is a ring size or a grid shape (N = prod(n), weights over the flattened grid).
+    """
     inits = v.integer("inits", inits, 1)
     v.shape("n", n, minimum=2)
     return models.init_weights(key, n, init_scale, num=inits, dtype=dtype)
@@ -343,7 +344,8 @@ def fig5_table(result: Fig5Result) -> list[dict]:
     """Rows (family, parameter, excess_kurtosis, mean, std) of a :class:`Fig5Result`, NLGP then Kur.
 
     ``mean``/``std`` are over initialisations of the final IPR. For printing (the chapter's table,
-    ``benchmarks/bench.py``)."""
+    ``benchmarks/bench.py``).
+    """
     if not isinstance(result, Fig5Result):
         raise TypeError(f"result must be a Fig5Result, got {type(result).__name__}")
     rows = []

@@ -8,8 +8,8 @@ more positive initialisation, tiling and weight sharing as K grows, and the redu
   :func:`localization.train.train_online`.
 * :class:`Measurements`, :func:`measure` — per neuron: bias, window share, localized flag, dominant mode,
   readout where present.
-* :func:`contingency` — localized vs sign of the bias, a 2 × 2 table; :func:`max_xcorr`,
-  :func:`within_similarity` — similarity of fields up to translation and sign.
+* :func:`contingency` — localized vs sign of the bias, a 2 × 2 table (similarity of fields up to
+  translation and sign: :func:`localization.field_analysis.aligned_correlation`).
 * :class:`ReducedParams`, :func:`reduced_predict`, :func:`expand_reduced`, :func:`init_reduced`,
   :func:`train_reduced` — the reduced model of notes 004 Eqs. (3)–(4): P shared fields with all their
   translates (and both signs) and one bias each, trained by online SGD.
@@ -27,9 +27,10 @@ import jax.numpy as jnp
 import numpy as np
 from numpy.typing import ArrayLike
 
-from localization import models, population
+from localization import field_analysis, models, sgd
 from localization import validation as v
 from localization.experiments import many_neurons as mn
+from localization.trajectory import checkpoint_gaps, require_finite
 
 __all__ = [
     "SPEC_BASE",
@@ -38,10 +39,7 @@ __all__ = [
     "Measurements",
     "measure",
     "contingency",
-    "max_xcorr",
-    "within_similarity",
     "ReducedParams",
-    "cross_correlate",
     "reduced_predict",
     "expand_reduced",
     "init_reduced",
@@ -90,11 +88,11 @@ def shifted_params(key: jax.Array, settings: mn.PopulationSettings, shift: float
 
 def train_shifted(
     key: jax.Array, settings: mn.PopulationSettings, shifts: Sequence[float] = (0.0,)
-) -> list[mn.Population]:
+) -> list[mn.PopulationRun]:
     """Train the SCM of ``settings`` from :func:`shifted_params` for every shift in ``shifts`` (the same
     normal draws, key ``fold_in(key, 0)``), all on one data stream ``fold_in(key, 1)`` (one vmapped run of
     ``len(shifts)·inits`` initialisations; with ``shifts = (0,)`` the run of
-    :func:`localization.experiments.many_neurons.train_population`). Returns one ``Population`` per shift."""
+    :func:`localization.experiments.many_neurons.train_population`). Returns one ``PopulationRun`` per shift."""
     key = v.key("key", key)
     shifts = [v.real_scalar("shifts", s) for s in shifts]
     if not shifts:
@@ -124,9 +122,9 @@ class Measurements(NamedTuple):
     Attributes
     ----------
     bias : (I, K) learned biases (NaN-free: diverged initialisations are dropped, I counts the rest).
-    share : (I, K) window share :math:`s_W` (:func:`localization.population.window_share`, W = N/4).
+    share : (I, K) window share :math:`s_W` (:func:`localization.field_analysis.window_share`, W = N/4).
     localized : (I, K) bool, ``share > threshold``.
-    mode : (I, K) dominant Fourier mode (:func:`localization.population.dominant_mode`).
+    mode : (I, K) dominant Fourier mode, the mean excluded (:func:`localization.field_analysis.dominant_frequency`).
     readout : (I, K) readout weights, or None (SCM).
     fields : (I, K, N) the final fields.
     """
@@ -139,20 +137,21 @@ class Measurements(NamedTuple):
     fields: np.ndarray
 
 
-def measure(pop: mn.Population, threshold: float = 0.8) -> Measurements:
+def measure(pop: mn.PopulationRun, threshold: float = 0.8) -> Measurements:
     """:class:`Measurements` of the last checkpoint of ``pop`` (a ring; diverged initialisations dropped;
     ``threshold`` in (0, 1) on the window share, 0.8 as in the chapter *Many neurons*)."""
-    if not isinstance(pop, mn.Population):
-        raise TypeError(f"pop must be a many_neurons.Population, got {type(pop).__name__}")
+    if not isinstance(pop, mn.PopulationRun):
+        raise TypeError(f"pop must be a many_neurons.PopulationRun, got {type(pop).__name__}")
     if len(pop.settings.shape) != 1 or pop.bias is None:
         raise ValueError("pop must be trained on a ring with trainable biases")
     threshold = v.in_range("threshold", threshold, 0.0, 1.0, low_open=True, high_open=True)
     keep = ~pop.diverged
     W = pop.fields[keep, -1]
     N = W.shape[-1]
-    share = population.window_share(W, max(1, N // 4))
+    share = field_analysis.window_share(W, max(1, N // 4))
     readout = None if pop.readout is None else pop.readout[keep, -1]
-    return Measurements(pop.bias[keep, -1], share, share > threshold, population.dominant_mode(W), readout, W)
+    mode = field_analysis.dominant_frequency(W, exclude_mean=True)
+    return Measurements(pop.bias[keep, -1], share, share > threshold, mode, readout, W)
 
 
 def contingency(localized: ArrayLike, bias: ArrayLike) -> np.ndarray:
@@ -165,31 +164,6 @@ def contingency(localized: ArrayLike, bias: ArrayLike) -> np.ndarray:
     return np.array([[np.sum(loc & neg), np.sum(loc & ~neg)], [np.sum(~loc & neg), np.sum(~loc & ~neg)]])
 
 
-def max_xcorr(u: ArrayLike, w: ArrayLike) -> np.ndarray:
-    r"""Similarity up to translation and sign on a ring:
-    :math:`\max_\tau |\langle T_\tau u, w\rangle|/(\|u\|\|w\|)` with :math:`(T_\tau u)_i=u_{i-\tau}`.
-
-    ``u``, ``w`` : (..., N) broadcastable, nonzero. Returns (...) values in [0, 1]; 1 iff w = ±c T_τ u.
-    """
-    u = np.asarray(v.float_array("u", u), np.float64)
-    w = np.asarray(v.float_array("w", w), np.float64)
-    if u.shape[-1] != w.shape[-1]:
-        raise ValueError(f"u and w must have the same last axis N, got shapes {u.shape} and {w.shape}")
-    nu, nw = np.linalg.norm(u, axis=-1), np.linalg.norm(w, axis=-1)
-    if np.any(nu == 0) or np.any(nw == 0) or not (np.all(np.isfinite(u)) and np.all(np.isfinite(w))):
-        raise ValueError("u and w must be finite and nonzero")
-    return np.clip(np.abs(population.shift_correlation(w, u)).max(-1), 0.0, 1.0)
-
-
-def within_similarity(W: ArrayLike) -> float:
-    """Mean :func:`max_xcorr` over the pairs of rows of ``W`` (M, N), M ≥ 2."""
-    W = np.asarray(v.float_array("W", W, ndim_min=2), np.float64)
-    if W.ndim != 2 or W.shape[0] < 2:
-        raise ValueError(f"W must be (M, N) with M >= 2 fields, got shape {W.shape}")
-    i, j = np.triu_indices(W.shape[0], 1)
-    return float(max_xcorr(W[i], W[j]).mean())
-
-
 # -------------------------------------------------------------------------------------------------
 # the reduced model (notes 004 Eqs. (3)-(4))
 # -------------------------------------------------------------------------------------------------
@@ -200,19 +174,12 @@ class ReducedParams(NamedTuple):
     b: Any
 
 
-def cross_correlate(w: jax.Array, x: jax.Array) -> jax.Array:
-    r""":math:`h_\tau=\langle T_\tau w, x\rangle=\sum_i w_{i-\tau}x_i` for all τ by FFT: w (..., N), x
-    (..., N) broadcastable → (..., N)."""
-    N = w.shape[-1]
-    return jnp.fft.irfft(jnp.conj(jnp.fft.rfft(w)) * jnp.fft.rfft(x), n=N)
-
-
 def _reduced(params: ReducedParams, x: jax.Array, activation: str, signs: bool) -> jax.Array:
     act = models.activation_fn(activation)
     N = params.w.shape[-1]
     idx = (jnp.arange(N)[None, :] - jnp.arange(N)[:, None]) % N  # row tau, column i -> i - tau
-    # h[m, p, tau] = <T_tau w_p, x_m>: the circular cross-correlation of cross_correlate, as one matmul with
-    # the circulant matrices (on CPU at the chapter's N = 40 a third faster than the FFT)
+    # h[m, p, tau] = <T_tau w_p, x_m>: the circular cross-correlation of field_analysis.cross_correlate, as
+    # one matmul with the circulant matrices (on CPU at the chapter's N = 40 a third faster than the FFT)
     h = jnp.einsum("mi,pti->mpt", x, params.w[:, idx])  # (num, P, N)
     b = params.b[None, :, None]
     out = act(h + b) + act(-h + b) if signs else act(h + b)
@@ -259,28 +226,39 @@ def expand_reduced(params: ReducedParams, *, signs: bool = True) -> tuple[np.nda
 
 
 def init_reduced(key: jax.Array, P: int, N: int, init_scale: float = 0.1, *, num: int = 1) -> ReducedParams:
-    """``num`` initialisations: fields (num, P, N) Xavier-normal with variance init_scale·2/(N + P),
-    biases (num, P) at 0, float32."""
+    """Draw ``num`` initialisations of the reduced model.
+
+    Parameters
+    ----------
+    key : JAX PRNG key.
+    P : number of shared fields (≥ 1).
+    N : input size (≥ 2).
+    init_scale : positive scale; the fields are Xavier-normal with variance init_scale·2/(N + P).
+    num : number of initialisations (≥ 1).
+
+    Returns
+    -------
+    ReducedParams
+        Fields ``w`` (num, P, N) and biases ``b`` (num, P) at 0, float32.
+    """
     key = v.key("key", key)
     P, N, num = v.integer("P", P, 1), v.integer("N", N, 2), v.integer("num", num, 1)
     std = math.sqrt(v.positive("init_scale", init_scale) * 2.0 / (N + P))
     return ReducedParams(std * jax.random.normal(key, (num, P, N), jnp.float32), jnp.zeros((num, P), jnp.float32))
 
 
-@partial(jax.jit, static_argnames=("batch", "steps", "N", "activation", "signs"))
-def _train_reduced(key, task, params, lr, *, batch, steps, N, activation, signs):
+@partial(jax.jit, static_argnames=("batch", "N", "activation", "signs"))
+def _train_reduced(key, task, params, lr, gaps, *, batch, N, activation, signs):
     def loss(p, x, y):
         r = y - _reduced(p, x, activation, signs)
         return jnp.mean(r * r)
 
-    grad = jax.vmap(jax.grad(loss), in_axes=(0, None, None))
+    def sample(k):
+        x, y = task.sample(k, batch, N, jnp.float32)
+        return x, y.astype(jnp.float32)
 
-    def step(p, t):
-        x, y = task.sample(jax.random.fold_in(key, t), batch, N, jnp.float32)
-        g = grad(p, x, y.astype(jnp.float32))
-        return jax.tree_util.tree_map(lambda a, d: a - lr * d, p, g), None
-
-    return jax.lax.scan(step, params, jnp.arange(steps))[0]
+    ws, _ = sgd.gradient_descent(params, loss, sgd.online_batches(key, sample), lr, gaps)
+    return jax.tree_util.tree_map(lambda a: a[-1], ws)
 
 
 def train_reduced(
@@ -294,10 +272,34 @@ def train_reduced(
     activation: str = "sigmoid",
     signs: bool = True,
 ) -> ReducedParams:
-    """Online SGD on the MSE (no ½, as :func:`localization.train.train_online`) of :func:`reduced_predict`,
-    batch ``t`` drawn by ``task.sample(fold_in(key, t), batch, N)``; ``params`` (num, P, N)/(num, P) are
-    independent initialisations trained on the same stream (vmapped, one ``jit``, ``lax.scan`` over steps).
-    Returns the final :class:`ReducedParams` as float64 NumPy; SGD that leaves non-finite values raises."""
+    """Train the reduced model by online SGD on the MSE (no ½, as :func:`localization.train.train_online`).
+
+    The loss is that of :func:`reduced_predict`; batch ``t`` is drawn by
+    ``task.sample(fold_in(key, t), batch, N)``; the initialisations are trained on the same stream
+    (vmapped, one ``jit``) by :func:`localization.sgd.gradient_descent`.
+
+    Parameters
+    ----------
+    key : JAX PRNG key of the data stream.
+    task : a task with ``sample(key, num, n, dtype)`` (e.g. ``data.LengthscaleTask``).
+    params : :class:`ReducedParams` with ``w`` (num, P, N) and ``b`` (num, P), independent
+        initialisations (e.g. from :func:`init_reduced`).
+    lr : learning rate > 0.
+    batch : examples per step (≥ 1).
+    steps : number of steps (≥ 1).
+    activation : committee activation (see :mod:`localization.models`), default "sigmoid".
+    signs : include the sign-flipped copies (K = 2PN) or not (K = PN).
+
+    Returns
+    -------
+    ReducedParams
+        The final parameters, float64 NumPy, shapes as ``params``.
+
+    Raises
+    ------
+    localization.trajectory.DivergenceError
+        When SGD leaves the finite numbers (a ``FloatingPointError``; lower ``lr``).
+    """
     key = v.key("key", key)
     if not isinstance(params, ReducedParams) or np.ndim(params.w) != 3 or np.shape(params.b) != np.shape(params.w)[:2]:
         raise ValueError("params must be ReducedParams with w (num, P, N) and b (num, P)")
@@ -306,18 +308,31 @@ def train_reduced(
     batch, steps = v.integer("batch", batch, 1), v.integer("steps", steps, 1)
     N = int(np.shape(params.w)[-1])
     p = ReducedParams(jnp.asarray(params.w, jnp.float32), jnp.asarray(params.b, jnp.float32))
+    gaps = checkpoint_gaps(np.array([steps]))
     out = _train_reduced(
-        key, task, p, jnp.float32(lr), batch=batch, steps=steps, N=N, activation=activation, signs=bool(signs)
+        key, task, p, jnp.float32(lr), gaps, batch=batch, N=N, activation=activation, signs=bool(signs)
     )
     w, b = np.asarray(out.w, np.float64), np.asarray(out.b, np.float64)
-    if not (np.all(np.isfinite(w)) and np.all(np.isfinite(b))):
-        raise FloatingPointError(f"reduced-model SGD diverged at lr = {lr}; lower the learning rate")
+    require_finite((w, b), f"reduced-model SGD diverged at lr = {lr}; lower the learning rate")
     return ReducedParams(w, b)
 
 
 def reduced_loss(key: jax.Array, task: Any, params: ReducedParams, num: int = 20_000, **kw: Any) -> np.ndarray:
-    """Test MSE (no ½) of each initialisation in ``params`` (…, P, N) on ``num`` fresh examples; ``kw``
-    (activation, signs) go to :func:`reduced_predict`. Returns (…) float64."""
+    """Return the test MSE (no ½) of each initialisation in ``params`` on ``num`` fresh examples.
+
+    Parameters
+    ----------
+    key : JAX PRNG key of the test examples (drawn in float64).
+    task : a task with ``sample(key, num, n, dtype)``.
+    params : :class:`ReducedParams`, ``w`` (..., P, N) and ``b`` (..., P).
+    num : number of test examples (≥ 1).
+    **kw : ``activation``, ``signs`` for :func:`reduced_predict`.
+
+    Returns
+    -------
+    numpy.ndarray
+        (...) float64 test losses.
+    """
     key = v.key("key", key)
     w = np.asarray(params.w)
     x, y = task.sample(key, v.integer("num", num, 1), w.shape[-1], jnp.float64)

@@ -2,7 +2,7 @@ r"""Drawing code of the many-neuron figures (paper Figs. 6, 7 and 1 right), shar
 ``python -m localization figures``.
 
 Like :mod:`localization.figures.draw`, each function draws results computed by the caller (with
-:func:`localization.experiments.train_population` and :func:`localization.ica.fit_ica`) on axes it is
+:func:`localization.experiments.train_population` and :func:`localization.experiments.ica.fit_ica`) on axes it is
 given, in the book style, and returns what it drew.
 
 * :func:`draw_fields` — one receptive field per panel: a curve for a ring, an image for a grid (the
@@ -17,7 +17,7 @@ given, in the book style, and returns what it drew.
 
 The registered builders (``fig6_committee``, ``fig7_two_layer``, ``fig6_ica``, ``fig1_ica_grid``,
 ``fig1_committee``) train or fit with the chapter's keys and settings
-(:mod:`localization.experiments.many_neurons`, :mod:`localization.ica`) and call the same drawing
+(:mod:`localization.experiments.many_neurons`, :mod:`localization.experiments.ica`) and call the same drawing
 functions.
 """
 
@@ -207,7 +207,8 @@ FIG7_TITLES = {
 def _fig6_ica(scale: str) -> Any:
     """Paper Fig. 6 (right): the first 10 of 40 FastICA filters of Kur(3), ξ = (1, 3), N = 40, from 100 000
     examples (the paper's call, at both scales)."""
-    from localization import book, data, ica
+    from localization import book, data
+    from localization.experiments import ica
 
     check_scale(scale)
     fit = ica.fit_ica(book.key("ica", "Kur(3)"), data.family_task("Kur", 3.0, (1.0, 3.0)), 40)
@@ -220,7 +221,8 @@ def _fig6_ica(scale: str) -> Any:
 def _fig1_ica_grid(scale: str) -> Any:
     """Paper Fig. 1 (right), ICA panel: 12 of 64 FastICA filters of NLGP(100) on a 12 × 12 torus, length-scales
     (0.1, 0.7), 100 000 examples (the paper's call, at both scales)."""
-    from localization import book, data, ica
+    from localization import book, data
+    from localization.experiments import ica
 
     check_scale(scale)
     grid = (12, 12)

@@ -33,9 +33,11 @@ sign flip maps one conditional law to the other), so it equals :math:`\mathbb E[
 
 Gaussian-copula models (NLGP, Kur: :math:`X_j=h(Z_j)`, :math:`Z\sim\mathcal N(0,R)`, R unit diagonal) are
 measured by quadrature (A1: composite Gauss–Legendre over :math:`Z_i`, inner 1-D Gauss–Hermite or a
-closed form; never sampling) and by *exact conditional* Monte Carlo (A2: at quadrature nodes
-:math:`z` we sample :math:`Z_{-i}\mid Z_i=z` exactly; two independent halves give an unbiased estimate of
-:math:`(v-v_{A2})^2`). Model-agnostic binned estimators from samples are also given, and exact values
+closed form; never sampling); their A2 needs *exact conditional* Monte Carlo (at quadrature nodes
+:math:`z`, :math:`Z_{-i}\mid Z_i=z` is sampled exactly), which is in
+:mod:`localization.experiments.amplifier` (``a2_discrepancy``; it uses :func:`holds_exactly` and
+:func:`normal_rule_hermite` from here). Model-agnostic binned estimators from given samples are also
+given, and exact values
 for laws with finitely many atoms (:func:`discrepancies_finite`, e.g. the single pulse, whose 2N
 starts × lengths × signs can be listed).
 """
@@ -44,7 +46,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -61,8 +63,8 @@ __all__ = [
     "a1_discrepancy",
     "a1_discrepancy_copula",
     "a1_discrepancy_samples",
-    "a2_discrepancy",
-    "a2_discrepancy_copula",
+    "holds_exactly",
+    "normal_rule_hermite",
     "a2_discrepancy_samples",
     "discrepancies_finite",
     "lindeberg_ratio",
@@ -97,7 +99,8 @@ def _normal_rule_legendre(panels=240, per_panel=10, zmax=12.0):
     return nodes, weights
 
 
-def _normal_rule_hermite(order):
+def normal_rule_hermite(order: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss–Hermite nodes and weights of ``order`` points against the N(0, 1) density (weights sum to 1)."""
     x, w = np.polynomial.hermite_e.hermegauss(order)
     return x, w / math.sqrt(2 * math.pi)
 
@@ -116,10 +119,11 @@ def gaussian_copula(model: data.CopulaModel, n: int | tuple[int, ...]) -> Gaussi
     return GaussianCopula(model.transform, model.latent_covariance(shape), model.smoothed_transform)
 
 
-def _holds_exactly(model) -> bool:
+def holds_exactly(model: data.DataModel) -> bool:
     """True when A1 and A2 hold exactly, by a theorem rather than a computation: jointly Gaussian data
     (conditional means are linear), or every coordinate ±s-valued with probability ½ each (Ising,
-    SinglePulse: any odd function of a ±s variable is linear in it)."""
+    SinglePulse: any odd function of a ±s variable is linear in it).
+    """
     if not isinstance(model, data.DataModel):
         raise TypeError(f"model must be a localization.data model, got {type(model).__name__}")
     if isinstance(model, (data.Gaussian, data.GaussianClone)):
@@ -160,7 +164,7 @@ def a1_discrepancy_copula(copula: GaussianCopula, i: int = 0, *, hermite_order: 
     if copula.conditional_mean is not None:
         m = copula.conditional_mean(mu, s[None, :])
     else:
-        u, wu = _normal_rule_hermite(hermite_order)
+        u, wu = normal_rule_hermite(hermite_order)
         m = np.einsum("qjk,k->qj", copula.transform(mu[..., None] + s[None, :, None] * u), wu)
     ex2 = wz @ hz**2
     c = (wz * hz) @ m / ex2  # Σ_ij / Σ_ii, computed with the same rule
@@ -183,7 +187,7 @@ def a1_discrepancy(model: data.DataModel, n: int | tuple[int, ...], i: int = 0) 
     enters the gradient (:math:`X_i` ≈ its sign) nearly holds; the binned sample estimate, which cannot
     resolve saturated values, gives ≈0.11 there.
     """
-    if _holds_exactly(model):
+    if holds_exactly(model):
         v.shape("n", n)
         return 0.0
     return a1_discrepancy_copula(gaussian_copula(model, n), i)
@@ -246,80 +250,6 @@ def a1_discrepancy_samples(x: ArrayLike, i: int = 0, *, bins: int = 32) -> float
 # -------------------------------------------------------------------------------------------------
 # A2
 # -------------------------------------------------------------------------------------------------
-def a2_discrepancy_copula(
-    copula: GaussianCopula,
-    sigma: ArrayLike,
-    w: ArrayLike,
-    i: int = 0,
-    *,
-    key: Any,
-    nodes: int = 24,
-    samples: int = 4000,
-) -> float:
-    r"""A2 discrepancy :math:`D_2` (module docstring) of a Gaussian-copula model for weights ``w``.
-
-    ``sigma``: exact (N, N) covariance of X (``model.covariance(n)``). At ``nodes`` Gauss–Hermite nodes
-    :math:`z` of :math:`Z_i` we draw ``samples`` exact samples of :math:`Z_{-i}\mid Z_i=z`; two
-    independent halves give unbiased :math:`\widehat{(v(z)-v_{A2})^2}`. The result's Monte Carlo
-    standard error is about :math:`\sqrt{2/\text{samples}}\,\max(1,\cdot)`-relative (≈ 0.03 for 4000).
-    """
-    R = np.asarray(copula.latent, dtype=np.float64)
-    N = R.shape[0]
-    sigma = np.asarray(v.float_array("sigma", sigma, ndim_min=2), dtype=np.float64)
-    if sigma.shape != (N, N):
-        raise ValueError(f"sigma must have shape ({N}, {N}), got {sigma.shape}")
-    w = np.asarray(v.float_array("w", w, ndim_min=1, last_dim=N), dtype=np.float64)
-    if w.ndim != 1:
-        raise ValueError(f"w must be a single weight vector of shape ({N},), got {w.shape}")
-    i = _check_i(i, N)
-    key = v.key("key", key)
-    nodes = v.integer("nodes", nodes, minimum=2)
-    samples = v.integer("samples", samples, minimum=4)
-    keep = np.arange(N) != i
-    rho = R[i, keep]
-    cond = R[np.ix_(keep, keep)] - np.outer(rho, rho)
-    evals, evecs = np.linalg.eigh(cond)
-    root = evecs * np.sqrt(np.clip(evals, 0, None))
-    z, wz = _normal_rule_hermite(nodes)
-    # drawn flat and reshaped: XLA:CPU compiles a 4-D normal draw pathologically slowly (~30 s)
-    shape = (nodes, 2, samples // 2, N - 1)
-    eps = np.asarray(jax.random.normal(key, (math.prod(shape),), dtype=jnp.float64)).reshape(shape)
-    Z = z[:, None, None, None] * rho + eps @ root.T
-    proj = copula.transform(Z) @ w[keep]  # (nodes, 2, M)
-    var = proj.var(axis=-1, ddof=1)  # (nodes, 2)
-    si = sigma[i]
-    cond_sigma = sigma - np.outer(si, si) / sigma[i, i]
-    wk = w.copy()
-    wk[i] = 0.0
-    v_a2 = wk @ cond_sigma @ wk
-    if v_a2 <= 0:
-        raise ValueError("w must have a non-zero component off coordinate i (v_A2 = 0)")
-    sq = wz @ ((var[:, 0] - v_a2) * (var[:, 1] - v_a2))
-    return float(np.sqrt(max(sq, 0.0)) / v_a2)
-
-
-def a2_discrepancy(
-    model: data.DataModel,
-    n: int | tuple[int, ...],
-    w: ArrayLike,
-    i: int = 0,
-    *,
-    key: Any,
-    nodes: int = 24,
-    samples: int = 4000,
-) -> float:
-    """A2 discrepancy :math:`D_2` of a data model for weights ``w`` (see module docstring).
-
-    Exact 0 for Gaussian and ±s-valued sign-symmetric models (Ising); conditional Monte Carlo at
-    quadrature nodes for NLGP, Kur (:func:`a2_discrepancy_copula`).
-    """
-    if _holds_exactly(model):
-        v.shape("n", n)
-        return 0.0
-    cop = gaussian_copula(model, n)
-    return a2_discrepancy_copula(cop, model.covariance(n), w, i, key=key, nodes=nodes, samples=samples)
-
-
 def a2_discrepancy_samples(x: ArrayLike, w: ArrayLike, i: int = 0, *, bins: int = 32) -> float:
     r"""Binned Monte Carlo estimate of :math:`D_2` from samples ``x`` (num, N) for weights ``w`` (N,).
 
@@ -350,8 +280,8 @@ def a2_discrepancy_samples(x: ArrayLike, w: ArrayLike, i: int = 0, *, bins: int 
     c4 = np.bincount(idx, weights=d**4, minlength=nb) / safe
     var = c2 * safe / np.maximum(safe - 1, 1)
     noise = np.where(full, (c4 - c2**2) / safe, 0.0)  # sampling variance of the bin variance
-    sigma = x.T @ x / x.shape[0]
-    cond = sigma - np.outer(sigma[i], sigma[i]) / sigma[i, i]
+    cov = x.T @ x / x.shape[0]
+    cond = cov - np.outer(cov[i], cov[i]) / cov[i, i]
     v_a2 = wk @ cond @ wk
     sq = p @ ((var - v_a2) ** 2 - noise)
     return float(np.sqrt(max(sq, 0.0)) / v_a2)
@@ -386,13 +316,13 @@ def discrepancies_finite(support: ArrayLike, prob: ArrayLike, w: ArrayLike, i: i
         raise ValueError(f"w must be a single weight vector of shape ({N},), got {w.shape}")
     i = _check_i(i, N)
     x = support - prob @ support
-    sigma = x.T @ (prob[:, None] * x)
-    if not sigma[i, i] > 0:
+    cov = x.T @ (prob[:, None] * x)
+    if not cov[i, i] > 0:
         raise ValueError(f"coordinate i = {i} is constant under the law (variance 0)")
-    c = sigma[i] / sigma[i, i]
+    c = cov[i] / cov[i, i]
     wk = w.copy()
     wk[i] = 0.0
-    v_a2 = wk @ (sigma - np.outer(sigma[i], sigma[i]) / sigma[i, i]) @ wk
+    v_a2 = wk @ (cov - np.outer(cov[i], cov[i]) / cov[i, i]) @ wk
     if not v_a2 > 0:
         raise ValueError("w must give a positive A2 variance v_A2 (non-zero weight off coordinate i)")
     others = np.arange(N) != i
@@ -416,10 +346,10 @@ def discrepancies_finite(support: ArrayLike, prob: ArrayLike, w: ArrayLike, i: i
 # -------------------------------------------------------------------------------------------------
 # A3
 # -------------------------------------------------------------------------------------------------
-def lindeberg_ratio(weights: ArrayLike, sigma: ArrayLike) -> jax.Array:
+def lindeberg_ratio(weights: ArrayLike, cov: ArrayLike) -> jax.Array:
     r"""A3 diagnostic :math:`\max_jw_j^2\Sigma_{jj}/w^\top\Sigma w` along the last axis.
 
-    ``weights`` (..., N), ``sigma`` (N, N) → (...). The variance of the largest single term
+    ``weights`` (..., N), ``cov`` (N, N) → (...). The variance of the largest single term
     :math:`w_jX_j` over the variance of the sum :math:`\langle w,X\rangle`. For unit diagonal
     :math:`\Sigma` (bounds from :math:`\lambda_{\min}|w|^2\le w^\top\Sigma w\le\lambda_{\max}|w|^2`
     and :math:`\max_jw_j^2\le|w|^2\le N\max_jw_j^2`):
@@ -436,16 +366,16 @@ def lindeberg_ratio(weights: ArrayLike, sigma: ArrayLike) -> jax.Array:
     * above 1 when terms cancel: :math:`w=e_0-e_1` gives :math:`1/(2(1-\Sigma_{01}))`, more than 1
       as soon as :math:`\Sigma_{01}>1/2` (the sum then varies less than one of its terms).
     """
-    sigma = jnp.asarray(v.float_array("sigma", sigma, ndim_min=2), dtype=jnp.float64)
-    if sigma.ndim != 2 or sigma.shape[0] != sigma.shape[1]:
-        raise ValueError(f"sigma must be a square (N, N) matrix, got shape {sigma.shape}")
-    w = jnp.asarray(v.float_array("weights", weights, ndim_min=1, last_dim=sigma.shape[0]), dtype=jnp.float64)
-    total = jnp.einsum("...i,ij,...j->...", w, sigma, w)
-    return jnp.max(w**2 * jnp.diag(sigma), axis=-1) / total
+    cov = jnp.asarray(v.float_array("cov", cov, ndim_min=2), dtype=jnp.float64)
+    if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
+        raise ValueError(f"cov must be a square (N, N) matrix, got shape {cov.shape}")
+    w = jnp.asarray(v.float_array("weights", weights, ndim_min=1, last_dim=cov.shape[0]), dtype=jnp.float64)
+    total = jnp.einsum("...i,ij,...j->...", w, cov, w)
+    return jnp.max(w**2 * jnp.diag(cov), axis=-1) / total
 
 
-def a3_along_trajectory(trajectory: Trajectory, sigma: ArrayLike) -> jax.Array:
+def a3_along_trajectory(trajectory: Trajectory, cov: ArrayLike) -> jax.Array:
     """:func:`lindeberg_ratio` of every checkpoint of a ``Trajectory``: weights (..., C, N) → (..., C)."""
     if not isinstance(trajectory, Trajectory):
         raise TypeError(f"trajectory must be a localization.train.Trajectory, got {type(trajectory).__name__}")
-    return lindeberg_ratio(trajectory.weights, sigma)
+    return lindeberg_ratio(trajectory.weights, cov)

@@ -13,7 +13,8 @@ task with balanced labels :math:`Y\in\{0,1\}` (:class:`localization.data.Lengths
 (notes 001 Eqs. (49), (50), (53); :math:`\mathbb E_y` is the expectation given the class). Blocks
 are gate-major: entries :math:`pN + j` of :math:`b` form :math:`\Sigma^{yx}(p)`.
 
-Closed forms (each checked against :func:`monte_carlo_moments` in ``tests/test_gdln.py``):
+Closed forms (each checked against ``localization.experiments.gdln.monte_carlo_moments`` in
+``tests/test_gdln.py``):
 
 * :func:`gate_correlation`: for standard normals with correlation :math:`r`,
 
@@ -47,10 +48,8 @@ from localization.theory.gates import Gating
 __all__ = [
     "gate_correlation",
     "Moments",
-    "MonteCarloMoments",
     "coordinate_gate_moments",
     "single_gate_second_moment",
-    "monte_carlo_moments",
     "predict",
 ]
 
@@ -77,19 +76,6 @@ class Moments(NamedTuple):
 
     b: np.ndarray
     A: np.ndarray
-
-
-class MonteCarloMoments(NamedTuple):
-    """Monte Carlo GDLN moments with their standard errors (same shapes as ``b`` and ``A``).
-
-    ``num`` samples were drawn from each class.
-    """
-
-    b: np.ndarray
-    A: np.ndarray
-    b_se: np.ndarray
-    A_se: np.ndarray
-    num: int
 
 
 def _check_task(task: Any) -> LengthscaleTask:
@@ -126,54 +112,6 @@ def coordinate_gate_moments(task: LengthscaleTask, n: int, coordinate: int) -> M
     else:
         raise TypeError(f"task.model1 must be data.NLGP or data.Gaussian for the closed form, got {m1!r}")
     return Moments(np.asarray(b, dtype=np.float64), single_gate_second_moment(task, n))
-
-
-@jax.jit
-def _batch_sums(gating, x):
-    xt = (gating(x)[:, :, None] * x[:, None, :]).reshape(x.shape[0], -1)
-    sq = xt * xt
-    return jnp.sum(xt, 0), jnp.sum(sq, 0), xt.T @ xt, sq.T @ sq
-
-
-def monte_carlo_moments(
-    gating: Gating, task: LengthscaleTask, key: Any, num: int, n: int, batch: int = 4096
-) -> MonteCarloMoments:
-    r"""Monte Carlo ``b`` and ``A`` for any gating, ``num`` samples per class, with standard errors.
-
-    ``b_se`` and ``A_se`` are the standard errors of the stratified means (classes drawn
-    separately, ``num`` each): :math:`\tfrac12 s_1/\sqrt{num}` and
-    :math:`\tfrac12\sqrt{(s_0^2+s_1^2)/num}` entrywise, :math:`s_y` the sample standard deviation.
-    Samples are drawn ``batch`` at a time (memory :math:`O(\text{batch}\cdot PN + (PN)^2)`).
-    """
-    if not isinstance(gating, Gating):
-        raise TypeError(f"gating must satisfy theory.gates.Gating (num_gates, num_dims, __call__), got {gating!r}")
-    task = _check_task(task)
-    key = v.key("key", key)
-    num = v.integer("num", num, 2)
-    n = v.integer("n", n, 2)
-    batch = v.integer("batch", batch, 1)
-    if gating.num_dims != n:
-        raise ValueError(f"n must equal gating.num_dims = {gating.num_dims}, got {n}")
-    stats = []
-    for y, model in enumerate((task.model0, task.model1)):
-        ky = jax.random.fold_in(key, y)
-        sums = None
-        done = 0
-        for k in range(-(-num // batch)):
-            m = min(batch, num - done)
-            x = model.sample(jax.random.fold_in(ky, k), m, n)
-            part = _batch_sums(gating, x)
-            sums = part if sums is None else tuple(a + p for a, p in zip(sums, part, strict=True))
-            done += m
-        s1, s2, m2, m4 = (np.asarray(a, dtype=np.float64) for a in sums)
-        mean, second = s1 / num, m2 / num
-        var_x = np.maximum(s2 / num - mean**2, 0.0) * num / (num - 1)
-        var_xx = np.maximum(m4 / num - second**2, 0.0) * num / (num - 1)
-        stats.append((mean, second, var_x, var_xx))
-    (_, a0, _, v0), (b1, a1, vb1, v1) = stats
-    b = 0.5 * b1
-    A = 0.5 * (a0 + a1)
-    return MonteCarloMoments(b, 0.5 * (A + A.T), 0.5 * np.sqrt(vb1 / num), 0.5 * np.sqrt((v0 + v1) / num), num)
 
 
 def predict(gating: Gating, w: Any, x: Any) -> jax.Array:

@@ -268,7 +268,7 @@ def dominant_closed_form(w: Any, p: Any) -> np.ndarray:
 
 
 def balanced_closed_form(w: Any, p: Any) -> np.ndarray:
-    """f for w with two non-zero entries of equal magnitude, w = c (s_i e_i + s_j e_j), c > 0."""
+    """F for w with two non-zero entries of equal magnitude, w = c (s_i e_i + s_j e_j), c > 0."""
     w = _weights(w)
     i, j = _support(w, 2, "balanced_closed_form")
     if w.ndim != 1 or abs(w[i]) != abs(w[j]):
@@ -280,7 +280,7 @@ def balanced_closed_form(w: Any, p: Any) -> np.ndarray:
 
 
 def three_bump_closed_form(w: Any, p: Any) -> np.ndarray:
-    """f for w with three non-zero entries (any signs and order): dominant, tie or majority regime."""
+    """F for w with three non-zero entries (any signs and order): dominant, tie or majority regime."""
     w = _weights(w)
     idx = _support(w, 3, "three_bump_closed_form")
     if w.ndim != 1:

@@ -49,14 +49,12 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 
-from localization import population
 from localization import validation as v
 from localization.data.base import is_traced
 from localization.pytree import pytree_dataclass, static_field
 from localization.theory import hypercube as _hc
-from localization.trajectory import Trajectory, checkpoint_steps
+from localization.trajectory import Trajectory, checkpoint_gaps, checkpoint_steps, checkpointed_scan, require_finite
 
 __all__ = [
     "HypercubeTask",
@@ -66,7 +64,6 @@ __all__ = [
     "flow_parts",
     "integrate",
     "fixed_point",
-    "aligned_correlation",
 ]
 
 @pytree_dataclass(eq=False)
@@ -99,7 +96,8 @@ class HypercubeTask:
 
 def ring_symmetry_images(n: int) -> np.ndarray:
     """(4n, 2^n) int array: row g is the vertex index of g(x) for every vertex x, over the 4n maps
-    x -> ±R^r S^s x (shift S by s sites, reflection R^r, r in {0, 1}, global sign) of the ring."""
+    x -> ±R^r S^s x (shift S by s sites, reflection R^r, r in {0, 1}, global sign) of the ring.
+    """
     n = v.integer("n", n, 2)
     if n > _hc.MAX_DIMENSION:
         raise ValueError(f"n must be <= {_hc.MAX_DIMENSION} (exact enumeration of 2^n vertices), got {n}")
@@ -167,12 +165,7 @@ def flow(w: Any, task: HypercubeTask) -> jax.Array:
 def _euler(w0, p0, p1, lr, gaps, n):
     x = jnp.asarray(_hc.vertices(n))
     step = jax.vmap(lambda v: v + lr * _flow(v, p0, p1, x))
-
-    def segment(w, gap):
-        w = lax.fori_loop(0, gap, lambda _, v: step(v), w)
-        return w, w
-
-    return lax.scan(segment, w0, gaps)[1]
+    return checkpointed_scan(lambda w, _: step(w), w0, gaps)
 
 
 def integrate(w0: Any, task: HypercubeTask, *, lr: float, steps: int, checkpoints: Any = 101) -> Trajectory:
@@ -186,11 +179,9 @@ def integrate(w0: Any, task: HypercubeTask, *, lr: float, steps: int, checkpoint
     w0 = _check(w0, task)
     lr = v.positive("lr", lr)
     ck = checkpoint_steps(checkpoints, steps)
-    gaps = np.diff(np.concatenate([[0], ck])).astype(np.int64)
     lead = w0.shape[:-1]
-    ws = _euler(w0.reshape(-1, task.n), task.p0, task.p1, jnp.float64(lr), jnp.asarray(gaps), task.n)
-    if not bool(jnp.all(jnp.isfinite(ws))):
-        raise ValueError(f"the Euler iteration diverged: lr = {lr} is too large for this task")
+    ws = _euler(w0.reshape(-1, task.n), task.p0, task.p1, jnp.float64(lr), jnp.asarray(checkpoint_gaps(ck)), task.n)
+    require_finite(ws, f"the Euler iteration diverged: lr = {lr} is too large for this task")
     weights = jnp.moveaxis(ws, 0, 1).reshape(*lead, len(ck), task.n)
     return Trajectory(times=np.asarray(ck * lr, np.float64), steps=jnp.asarray(ck), weights=weights)
 
@@ -220,23 +211,3 @@ def fixed_point(w: Any, task: HypercubeTask, *, max_iter: int = 50) -> tuple[np.
     if not np.all(np.isfinite(cur)):
         raise ValueError("fixed_point produced non-finite weights")
     return cur.reshape(shape), done.reshape(shape[:-1])
-
-
-def aligned_correlation(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
-    r"""Largest cosine similarity of ``a`` with the circular shifts of ``b`` (fields on a ring).
-
-    ``a``, ``b``: (..., n) non-zero fields. Returns ``(corr, shift)``, both (...,):
-    :math:`\max_s\langle a,S^sb\rangle/(\|a\|\|b\|)` and the maximising shift ``s`` (``np.roll(b, s)``
-    is then aligned with ``a``). The ring's shifts map every fixed point of a shift-invariant task to
-    another one, so this compares shapes regardless of where the peak sits.
-    """
-    a = np.asarray(v.finite_real_array("a", a), dtype=np.float64)
-    b = np.asarray(v.finite_real_array("b", b), dtype=np.float64)
-    if a.shape != b.shape or a.ndim < 1:
-        raise ValueError(f"a and b must have equal shapes (..., n), got {a.shape} and {b.shape}")
-    na, nb = np.linalg.norm(a, axis=-1), np.linalg.norm(b, axis=-1)
-    if np.any(na == 0) or np.any(nb == 0):
-        raise ValueError("a and b must be non-zero fields (the correlation is undefined at 0)")
-    corr = population.shift_correlation(a, b)
-    shift = np.argmax(corr, axis=-1)
-    return np.take_along_axis(corr, shift[..., None], axis=-1)[..., 0], shift

@@ -1,4 +1,6 @@
-r"""How much the ReLU neuron's own gate changes during training (notes 001 §4.1, notes 003 §2.1).
+r"""The GDLN chapter's back-end: gate flips along training runs and Monte Carlo GDLN moments.
+
+How much the ReLU neuron's own gate changes during training (notes 001 §4.1, notes 003 §2.1):
 
 The ReLU unit is a gated linear unit, :math:`\mathrm{ReLU}(\langle w, x\rangle) = g(x)\,\langle w,
 x\rangle` with the gate :math:`g(t, x) = \mathbb 1(\langle w(t), x\rangle > 0)`. The gated deep
@@ -16,23 +18,9 @@ module measures, on a recorded training run, how far that is from the truth:
 * the excess kurtosis of the preactivation :math:`\langle w(t), X\rangle` at every checkpoint
   (notes 001 Fig. 3, green curve),
 
-all estimated on fresh inputs from the task (:func:`gate_flips`, with binomial standard errors), and
-two Gaussian closed forms that check the estimator: for :math:`X\sim\mathcal N(0,\Sigma)`,
-
-.. math:: &\mathbb P\bigl(\operatorname{sign}\langle w, X\rangle = \operatorname{sign}\langle v,
-   X\rangle\bigr)\\
-   &\quad= 1 - \frac{\theta_\Sigma(w, v)}{\pi},\\
-   &\cos\theta_\Sigma(w, v) = \frac{w^\top\Sigma v}{\sqrt{w^\top\Sigma w\;v^\top\Sigma v}}
-
-(:func:`gaussian_agreement`; the angle is the one between :math:`\Sigma^{1/2}w` and
-:math:`\Sigma^{1/2}v`), and, for the balanced mixture of :math:`\mathcal N(0,\Sigma_0)` and
-:math:`\mathcal N(0,\Sigma_1)`, the preactivation's excess kurtosis
-
-.. math:: \kappa(w) &= \frac{3\,(s_0^2 - s_1^2)^2}{(s_0^2 + s_1^2)^2},\\ s_y^2 &= w^\top\Sigma_y w
-
-(:func:`gaussian_mixture_kurtosis`): the preactivation of Gaussian data is heavy-tailed as soon as
-the two classes give it different variances, so a positive excess kurtosis is no sign of
-non-Gaussian inputs.
+all estimated on fresh inputs from the task (:func:`gate_flips`, with binomial standard errors); the
+Gaussian closed forms that check the estimator are ``theory.gates.gaussian_agreement`` and
+``theory.gates.gaussian_mixture_kurtosis``.
 
 Freezing the gate at :math:`w` turns the neuron into a one-gate GDLN whose least-squares limit is
 (:func:`frozen_gate_field`)
@@ -52,6 +40,10 @@ the reference's and matching signs.
 
 The gate is :math:`\mathbb 1(h > 0)`, as in JAX's ReLU derivative (the notes write :math:`\ge`; the
 two differ only on :math:`h = 0`, a null set for inputs with a density).
+
+Sampled counterparts of :mod:`localization.theory.gdln_moments` and :mod:`localization.theory.gates`:
+:func:`monte_carlo_moments` (the moments ``b`` and ``A`` of any gating, with standard errors, which check
+the closed forms) and :func:`random_half_space_gates` (random gate normals, explicit key).
 """
 
 from __future__ import annotations
@@ -64,120 +56,32 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from localization import validation as V
+from localization import validation as v
 from localization.data.base import DataModel
 from localization.data.task import LengthscaleTask, Task
 from localization.metrics import normalized_distance, peak_position, sample_excess_kurtosis
 from localization.pytree import pytree_dataclass, static_field
+from localization.theory.gates import Gating, HalfSpaceGates
 from localization.theory.gdln_moments import single_gate_second_moment
 from localization.trajectory import Trajectory
 
 __all__ = [
     "GateFlips",
     "gate_flips",
-    "gaussian_agreement",
-    "gaussian_mixture_kurtosis",
     "FrozenGateField",
     "frozen_gate_field",
     "aligned_distance",
+    "MonteCarloMoments",
+    "monte_carlo_moments",
+    "random_half_space_gates",
 ]
 
 
-# -------------------------------------------------------------------------------------------------
-# Gaussian closed forms
-# -------------------------------------------------------------------------------------------------
 def _finite(name: str, value: Any, ndim_min: int) -> np.ndarray:
-    arr = np.asarray(V.float_array(name, value, ndim_min=ndim_min), dtype=np.float64)
+    arr = np.asarray(v.float_array(name, value, ndim_min=ndim_min), dtype=np.float64)
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite, got non-finite entries (shape {arr.shape})")
     return arr
-
-
-def _covariance(name: str, cov: Any, n: int) -> np.ndarray:
-    c = _finite(name, cov, 2)
-    if c.shape != (n, n):
-        raise ValueError(f"{name} must be an (N, N) = ({n}, {n}) matrix, got shape {c.shape}")
-    if not np.allclose(c, c.T, rtol=1e-10, atol=1e-12 * max(1.0, float(np.abs(c).max()))):
-        raise ValueError(f"{name} must be symmetric")
-    if np.linalg.eigvalsh(c).min() < -1e-10 * max(1.0, float(np.abs(c).max())):
-        raise ValueError(f"{name} must be positive semi-definite (smallest eigenvalue < 0)")
-    return c
-
-
-def _quadratic(name: str, w: np.ndarray, c: np.ndarray) -> np.ndarray:
-    q = np.einsum("...i,ij,...j->...", w, c, w)
-    if np.any(q <= 0):
-        raise ValueError(
-            f"{name} must have w^T cov w > 0 for every vector (the preactivation must not be constant), "
-            f"got {int(np.sum(q <= 0))} vector(s) with w^T cov w = 0"
-        )
-    return q
-
-
-def gaussian_agreement(w: Any, v: Any, cov: Any) -> np.ndarray:
-    r"""Probability that the half-space gates of ``w`` and ``v`` agree on :math:`X\sim\mathcal N(0,\Sigma)`.
-
-    .. math:: &\mathbb P\bigl(\mathbb 1(\langle w, X\rangle > 0) = \mathbb 1(\langle v, X\rangle > 0)\bigr)\\
-       &\quad= 1 - \frac{1}{\pi}\arccos\frac{w^\top\Sigma v}{\sqrt{w^\top\Sigma w\;v^\top\Sigma v}}
-
-    (the two preactivations are a bivariate normal pair; Sheppard's formula). Notes 001 Eq. (45)
-    for Gaussian inputs.
-
-    Parameters
-    ----------
-    w, v : (..., N) real arrays, broadcast against each other; finite, with :math:`w^\top\Sigma w>0`.
-    cov : (N, N) symmetric positive semi-definite covariance :math:`\Sigma`.
-
-    Returns
-    -------
-    (...) float64 NumPy array in [0, 1].
-
-    Raises
-    ------
-    TypeError if an argument is not a real array; ValueError for non-finite entries, a wrong shape,
-    a covariance that is not symmetric PSD, or a vector with ``w^T cov w = 0``.
-    """
-    w = _finite("w", w, 1)
-    v = _finite("v", v, 1)
-    if w.shape[-1] != v.shape[-1]:
-        raise ValueError(f"w and v must have the same last axis N, got shapes {w.shape} and {v.shape}")
-    c = _covariance("cov", cov, w.shape[-1])
-    w, v = np.broadcast_arrays(w, v)
-    cross = np.einsum("...i,ij,...j->...", w, c, v)
-    rho = cross / np.sqrt(_quadratic("w", w, c) * _quadratic("v", v, c))
-    return 1.0 - np.arccos(np.clip(rho, -1.0, 1.0)) / np.pi
-
-
-def gaussian_mixture_kurtosis(w: Any, cov0: Any, cov1: Any) -> np.ndarray:
-    r"""Excess kurtosis of :math:`\langle w, X\rangle` for the balanced mixture of
-    :math:`\mathcal N(0,\Sigma_0)` and :math:`\mathcal N(0,\Sigma_1)`.
-
-    .. math:: \kappa(w) &= \frac{\tfrac32(s_0^4+s_1^4)}{\bigl(\tfrac12(s_0^2+s_1^2)\bigr)^2} - 3\\
-       &= \frac{3\,(s_0^2-s_1^2)^2}{(s_0^2+s_1^2)^2},\qquad s_y^2 = w^\top\Sigma_y w.
-
-    It lies in [0, 3); it is 0 only when both classes give the preactivation the same variance.
-
-    Parameters
-    ----------
-    w : (..., N) real array, finite, with :math:`s_0^2 + s_1^2 > 0`.
-    cov0, cov1 : (N, N) symmetric positive semi-definite class covariances.
-
-    Returns
-    -------
-    (...) float64 NumPy array.
-
-    Raises
-    ------
-    TypeError/ValueError as :func:`gaussian_agreement` (for ``w^T (cov0 + cov1) w = 0``).
-    """
-    w = _finite("w", w, 1)
-    n = w.shape[-1]
-    c0 = _covariance("cov0", cov0, n)
-    c1 = _covariance("cov1", cov1, n)
-    s2 = _quadratic("w", w, c0 + c1)
-    s0 = np.einsum("...i,ij,...j->...", w, c0, w)
-    s1 = s2 - s0
-    return 3.0 * (s0 - s1) ** 2 / s2**2
 
 
 # -------------------------------------------------------------------------------------------------
@@ -286,12 +190,12 @@ def gate_flips(key: Any, task: Task, run: Any, *, num: int, checkpoint_axis: int
     checkpoints, non-finite weights, a zero weight vector (its preactivation is constant: gate and
     kurtosis undefined), a bad ``num`` or ``checkpoint_axis``.
     """
-    key = V.key("key", key)
+    key = v.key("key", key)
     if not isinstance(task, Task):
         raise TypeError(f"task must have a sample(key, num, n, dtype) method, got {type(task).__name__}")
-    num = V.integer("num", num, 2)
+    num = v.integer("num", num, 2)
     w, axis = _run_weights(run, checkpoint_axis)
-    w = V.float_array("run weights", w, ndim_min=2)
+    w = v.float_array("run weights", w, ndim_min=2)
     if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
         raise TypeError(f"checkpoint_axis must be an int, got {axis!r}")
     if not (-w.ndim <= axis <= -2 or 0 <= axis <= w.ndim - 2):
@@ -386,10 +290,10 @@ def frozen_gate_field(key: Any, task: LengthscaleTask, weights: Any, *, num: int
     TypeError for a task that is not a ``LengthscaleTask`` or non-real weights; ValueError for
     non-finite weights, a zero vector, or ``num`` < 2.
     """
-    key = V.key("key", key)
+    key = v.key("key", key)
     if not isinstance(task, LengthscaleTask):
         raise TypeError(f"task must be a data.LengthscaleTask, got {type(task).__name__}")
-    num = V.integer("num", num, 2)
+    num = v.integer("num", num, 2)
     w = _finite("weights", weights, 1)
     if np.any(~np.any(w != 0, axis=-1)):
         raise ValueError("weights contain a zero vector: its gate is undefined")
@@ -447,3 +351,88 @@ def aligned_distance(w: Any, reference: Any) -> np.ndarray:
     moved = flat[np.arange(flat.shape[0])[:, None], (rows - shift[:, None]) % n]
     moved = moved * (np.sign(moved[:, target]) * np.sign(r[target]))[:, None]
     return normalized_distance(moved.reshape(w.shape), r)
+
+
+# -------------------------------------------------------------------------------------------------
+# Monte Carlo moments of any gating, random gates
+# -------------------------------------------------------------------------------------------------
+class MonteCarloMoments(NamedTuple):
+    """Monte Carlo GDLN moments with their standard errors (same shapes as ``b`` and ``A``).
+
+    ``num`` samples were drawn from each class.
+    """
+
+    b: np.ndarray
+    A: np.ndarray
+    b_se: np.ndarray
+    A_se: np.ndarray
+    num: int
+
+
+@jax.jit
+def _batch_sums(gating, x):
+    xt = (gating(x)[:, :, None] * x[:, None, :]).reshape(x.shape[0], -1)
+    sq = xt * xt
+    return jnp.sum(xt, 0), jnp.sum(sq, 0), xt.T @ xt, sq.T @ sq
+
+
+def monte_carlo_moments(
+    key: Any, gating: Gating, task: LengthscaleTask, num: int, n: int, batch: int = 4096
+) -> MonteCarloMoments:
+    r"""Monte Carlo ``b`` and ``A`` for any gating, ``num`` samples per class, with standard errors.
+
+    ``b_se`` and ``A_se`` are the standard errors of the stratified means (classes drawn
+    separately, ``num`` each): :math:`\tfrac12 s_1/\sqrt{num}` and
+    :math:`\tfrac12\sqrt{(s_0^2+s_1^2)/num}` entrywise, :math:`s_y` the sample standard deviation.
+    Samples are drawn ``batch`` at a time (memory :math:`O(\text{batch}\cdot PN + (PN)^2)`).
+    """
+    if not isinstance(gating, Gating):
+        raise TypeError(f"gating must satisfy theory.gates.Gating (num_gates, num_dims, __call__), got {gating!r}")
+    if not isinstance(task, LengthscaleTask):
+        raise TypeError(f"task must be a data.LengthscaleTask, got {task!r}")
+    key = v.key("key", key)
+    num = v.integer("num", num, 2)
+    n = v.integer("n", n, 2)
+    batch = v.integer("batch", batch, 1)
+    if gating.num_dims != n:
+        raise ValueError(f"n must equal gating.num_dims = {gating.num_dims}, got {n}")
+    stats = []
+    for y, model in enumerate((task.model0, task.model1)):
+        ky = jax.random.fold_in(key, y)
+        sums = None
+        done = 0
+        for k in range(-(-num // batch)):
+            m = min(batch, num - done)
+            x = model.sample(jax.random.fold_in(ky, k), m, n)
+            part = _batch_sums(gating, x)
+            sums = part if sums is None else tuple(a + p for a, p in zip(sums, part, strict=True))
+            done += m
+        s1, s2, m2, m4 = (np.asarray(a, dtype=np.float64) for a in sums)
+        mean, second = s1 / num, m2 / num
+        var_x = np.maximum(s2 / num - mean**2, 0.0) * num / (num - 1)
+        var_xx = np.maximum(m4 / num - second**2, 0.0) * num / (num - 1)
+        stats.append((mean, second, var_x, var_xx))
+    (_, a0, _, v0), (b1, a1, vb1, v1) = stats
+    b = 0.5 * b1
+    A = 0.5 * (a0 + a1)
+    return MonteCarloMoments(b, 0.5 * (A + A.T), 0.5 * np.sqrt(vb1 / num), 0.5 * np.sqrt((v0 + v1) / num), num)
+
+
+def random_half_space_gates(key: Any, num_dims: int, num_gates: int) -> HalfSpaceGates:
+    """``num_gates`` independent half-space gates with normals uniform on the unit sphere of R^``num_dims``.
+
+    Parameters
+    ----------
+    key : JAX PRNG key of the normals.
+    num_dims : input dimension N >= 1.
+    num_gates : number of gates P >= 1.
+
+    Returns
+    -------
+    :class:`~localization.theory.gates.HalfSpaceGates` with float64 unit normals (P, N).
+    """
+    key = v.key("key", key)
+    n = v.integer("num_dims", num_dims, 1)
+    p = v.integer("num_gates", num_gates, 1)
+    z = jax.random.normal(key, (p, n), dtype=jnp.float64)
+    return HalfSpaceGates(z / jnp.linalg.norm(z, axis=1, keepdims=True))
