@@ -40,9 +40,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import localization  # noqa: F401  (x64 on)
+import localization
 from localization import data, experiments, models, train
 from localization.prng import splitmix_key
+
+localization.enable_float64()  # float64 for the library (SplitMix64 bits, float64 sampling)
 
 
 def _timed(fn):

@@ -35,8 +35,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import localization  # noqa: F401
+import localization
 from localization import data
+
+localization.enable_float64()  # float64 for the library (SplitMix64 bits, float64 sampling)
 
 BATCH, N, STEPS = 10_000, 40, 100
 

@@ -85,11 +85,13 @@ import jax.numpy as jnp
 import numpy as np
 from data_sampling import cpu_model  # the sibling benchmark (its directory is on sys.path when run as a script)
 
-import localization  # noqa: F401  (x64 on, needed by the SplitMix64 bits)
+import localization
 from localization import data, metrics, models, train
 from localization.data import spectral
 from localization.experiments import many_neurons as mn
 from localization.prng import splitmix_key
+
+localization.enable_float64()  # float64 for the library (SplitMix64 bits, float64 sampling)
 
 SHAPE, N, K = (30, 30), 900, 20
 XI, GAIN, INIT, LR = (1.0, 2.0), 100.0, 0.01, 3.0

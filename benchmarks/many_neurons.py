@@ -29,8 +29,10 @@ import numpy as np
 from data_sampling import cpu_model  # sibling benchmarks (their directory is on sys.path when run as a script)
 from fig1_2d import summary, timed
 
-import localization  # noqa: F401  (x64 on)
+import localization
 from localization.experiments import many_neurons as mn
+
+localization.enable_float64()  # float64 for the library (SplitMix64 bits, float64 sampling)
 
 FIGURES = {
     "Fig. 6 (SCM, Kur(10) and Kur(4))": (mn.FIG6_KUR10, mn.FIG6_KUR4),

@@ -80,6 +80,9 @@ def _writable_dir(out: str) -> Path:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit code (argument
     errors exit with code 2 through ``argparse``)."""
+    import localization
+
+    localization.enable_float64()  # the figures' library calls are those of the chapters (book.start)
     parser, figures_parser, claims_parser = _parsers()
     args = parser.parse_args(argv)
     if args.command == "claims":

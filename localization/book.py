@@ -23,7 +23,9 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import re
 import zlib
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "start",
     "SEED_ENV",
     "MEASURED_METADATA_KEY",
     "ACCURACY_METADATA_KEY",
@@ -62,6 +65,61 @@ MEASURED_METADATA_KEY = "localization-measured"
 ACCURACY_METADATA_KEY = "localization-accuracy"
 
 _GLUE_PREFIX = "application/papermill.record/"
+
+
+#: A chapter's name: the stem of its file ``book/<name>.md`` (lower-case letters, digits, underscores).
+_CHAPTER_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+#: The book's chapters, next to the package in a source checkout (absent from an installed package).
+_BOOK_DIR = Path(__file__).resolve().parent.parent / "book"
+
+
+def start(chapter: str) -> str:
+    """Open a chapter: the one call of every chapter's first cell, ``CH = book.start("gaussian")``.
+
+    Turns on JAX's 64-bit mode (``localization.enable_float64``: the theory needs float64; simulations
+    ask for float32 through their ``dtype`` arguments) and applies the book's figure style
+    (``localization.plotting.use_book_style``), and loads Matplotlib's backend (so that a figure made
+    outside pyplot, as the figure builders make them, is shown as an image). Every random key of the chapter is then
+    ``book.key(CH, label, ...)``: the book seed with the chapter's name and the labels folded in.
+
+    Parameters
+    ----------
+    chapter : str
+        The chapter's name, the stem of ``book/<chapter>.md`` (e.g. ``"gaussian"``); checked against
+        the book's files when the book directory is next to the package (a source checkout).
+
+    Returns
+    -------
+    str
+        ``chapter``, the first label of the chapter's keys.
+
+    Raises
+    ------
+    TypeError
+        ``chapter`` is not a str.
+    ValueError
+        ``chapter`` is not a lower-case name, or no ``book/<chapter>.md`` exists in a source checkout.
+    """
+    import localization
+    from localization import plotting
+
+    if not isinstance(chapter, str):
+        raise TypeError(f"chapter must be a str (the stem of book/<chapter>.md), got {type(chapter).__name__}")
+    if not _CHAPTER_NAME.fullmatch(chapter):
+        raise ValueError(f"chapter must be lower-case letters, digits and underscores (a file stem), got {chapter!r}")
+    if _BOOK_DIR.is_dir() and not (_BOOK_DIR / f"{chapter}.md").is_file():
+        known = ", ".join(sorted(p.stem for p in _BOOK_DIR.glob("*.md")))
+        raise ValueError(f"chapter must name a file book/<chapter>.md, got {chapter!r} (chapters: {known})")
+    localization.enable_float64()
+    plotting.use_book_style()
+    # Load Matplotlib's backend now: the inline backend registers IPython's PNG formatter when it is
+    # loaded, so that a figure made outside pyplot (every figure builder's) is shown and glued as an image.
+    import matplotlib
+    from matplotlib.backends import backend_registry
+
+    backend_registry.load_backend_module(matplotlib.get_backend())
+    return chapter
 
 
 def seed() -> int:

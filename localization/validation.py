@@ -37,7 +37,7 @@ def real_scalar(name: str, value: Any) -> float:
 
 
 def positive(name: str, value: Any) -> float:
-    """A finite real number > 0."""
+    """Return ``value`` as a float if it is a finite real number > 0; raise otherwise."""
     value = real_scalar(name, value)
     if value <= 0:
         raise ValueError(f"{name} must be positive (valid range: 0 < {name} < inf), got {value}")
@@ -45,7 +45,7 @@ def positive(name: str, value: Any) -> float:
 
 
 def nonnegative(name: str, value: Any) -> float:
-    """A finite real number >= 0."""
+    """Return ``value`` as a float if it is a finite real number >= 0; raise otherwise."""
     value = real_scalar(name, value)
     if value < 0:
         raise ValueError(f"{name} must be non-negative (valid range: 0 <= {name} < inf), got {value}")
@@ -53,7 +53,10 @@ def nonnegative(name: str, value: Any) -> float:
 
 
 def greater_than(name: str, value: Any, bound: float, reason: str) -> float:
-    """A finite real number > ``bound``; ``reason`` says why (e.g. which moment diverges)."""
+    """Return ``value`` as a float if it is finite and > ``bound``.
+
+    ``reason`` (e.g. which moment diverges) explains the bound in the message.
+    """
     value = real_scalar(name, value)
     if not value > bound:
         raise ValueError(f"{name} must be > {bound:g} ({reason}; valid range: {bound:g} < {name} < inf), got {value}")
@@ -61,7 +64,7 @@ def greater_than(name: str, value: Any, bound: float, reason: str) -> float:
 
 
 def kur_exponent(name: str, value: Any) -> float:
-    """The exponent k of Kur(k): finite and > 2 (its variance diverges for k <= 2)."""
+    """Check the exponent k of Kur(k): finite and > 2 (its variance diverges for k <= 2)."""
     return greater_than(name, value, 2.0, "the variance of Kur(k) diverges for k <= 2")
 
 
@@ -73,7 +76,7 @@ def student_dof(name: str, value: Any) -> float:
 def in_range(
     name: str, value: Any, low: float, high: float, *, low_open: bool = False, high_open: bool = False
 ) -> float:
-    """A finite real number in the interval between ``low`` and ``high``."""
+    """Return ``value`` as a float if it lies between ``low`` and ``high`` (closed unless ``*_open``)."""
     value = real_scalar(name, value)
     too_low = value <= low if low_open else value < low
     too_high = value >= high if high_open else value > high
@@ -85,7 +88,7 @@ def in_range(
 
 
 def integer(name: str, value: Any, minimum: int = 1) -> int:
-    """A Python or NumPy integer (not a bool, not a float) that is at least ``minimum``."""
+    """Return ``value`` as an int if it is a Python or NumPy integer (not a bool, not a float) >= ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
         raise TypeError(f"{name} must be an integer, got {value!r} of type {type(value).__name__}")
     value = int(value)
@@ -95,7 +98,7 @@ def integer(name: str, value: Any, minimum: int = 1) -> int:
 
 
 def shape(name: str, value: Any, minimum: int = 2) -> tuple[int, ...]:
-    """An input size: an int ``n`` (1-D signal) or a tuple of ints (a periodic grid)."""
+    """Return an input size as a shape tuple: an int ``n`` (1-D signal) or a tuple of ints (a periodic grid)."""
     if isinstance(value, tuple):
         if not value:
             raise ValueError(f"{name} must be a non-empty tuple of integers, got {value!r}")
@@ -103,8 +106,8 @@ def shape(name: str, value: Any, minimum: int = 2) -> tuple[int, ...]:
     return (integer(name, value, minimum),)
 
 
-def key(name: str, value: Any) -> Any:
-    """A JAX PRNG key: a typed key array (``jax.random.key``) or a raw ``uint32[2]`` key."""
+def key(name: str, value: Any) -> jax.Array:
+    """Return ``value`` if it is one JAX PRNG key: a typed key (``jax.random.key``) or a raw ``uint32[2]`` key."""
     import jax
     import jax.numpy as jnp
 
@@ -117,8 +120,11 @@ def key(name: str, value: Any) -> Any:
 
 
 def floating_dtype(name: str, value: Any, allowed: tuple[str, ...] | None = None) -> np.dtype:
-    """``value`` as a floating NumPy/JAX dtype; ``allowed`` (names, e.g. ("float32", "float64"))
-    restricts it further."""
+    """Return ``value`` as a floating NumPy/JAX dtype.
+
+    ``allowed`` (names, e.g. ("float32", "float64")) restricts it further; a 64-bit dtype also needs
+    JAX's 64-bit mode (:func:`require_float64`).
+    """
     import jax.numpy as jnp
 
     valid = " or ".join(f"jnp.{a}" for a in allowed) if allowed else "a floating dtype such as jnp.float32"
@@ -128,12 +134,42 @@ def floating_dtype(name: str, value: Any, allowed: tuple[str, ...] | None = None
         raise TypeError(f"{name} must be {valid}, got {value!r}") from None
     if not jnp.issubdtype(dt, jnp.floating) or (allowed and dt.name not in allowed):
         raise TypeError(f"{name} must be {valid}, got {value!r}")
+    require_float64(name, dt)
     return dt
 
 
+def require_float64(name: str, dtype: Any) -> None:
+    """Raise ``ValueError`` when ``dtype`` is a 64-bit type that JAX's 32-bit mode would silently truncate.
+
+    Parameters
+    ----------
+    name : str
+        What asks for the dtype (named in the message).
+    dtype : dtype-like
+        The requested dtype; only float64 and complex128 are checked.
+
+    Raises
+    ------
+    ValueError
+        ``dtype`` is float64 (or complex128) and ``jax_enable_x64`` is off: call
+        ``localization.enable_float64()`` first, or ask for float32.
+    """
+    import jax
+
+    dt = np.dtype(dtype)
+    if dt.name in ("float64", "complex128") and not jax.config.jax_enable_x64:
+        raise ValueError(
+            f"{name}: {dt.name} needs JAX's 64-bit mode, which is off (JAX would truncate to 32 bits); "
+            "call localization.enable_float64() before computing, or pass dtype=jnp.float32"
+        )
+
+
 def float_array(name: str, value: Any, ndim_min: int = 1, last_dim: int | None = None) -> np.ndarray | jax.Array:
-    """A real (floating or integer) array with at least ``ndim_min`` axes. Entries are not checked
-    for finiteness here (the value may be a tracer); callers check concrete values."""
+    """Return ``value`` if it is a real (floating or integer) array with at least ``ndim_min`` axes.
+
+    Lists and tuples become NumPy arrays; ``last_dim`` fixes the length of the last axis. Entries are
+    not checked for finiteness here (the value may be a tracer); callers check concrete values.
+    """
     import jax.numpy as jnp
 
     if not hasattr(value, "shape") or not hasattr(value, "dtype"):
@@ -153,9 +189,11 @@ def float_array(name: str, value: Any, ndim_min: int = 1, last_dim: int | None =
 def covariance_pair(
     names: tuple[str, str], first: Any, second: Any, *, symmetric: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Two finite float64 (N, N) matrices of one shape, N ≥ 2, symmetric to 1e-10 (absolute) unless
-    ``symmetric=False`` — the class covariances Σ₀, Σ₁ every flow of the theory takes. ``names``
-    are the parameter names used in the messages."""
+    """Return two finite float64 (N, N) matrices of one shape, N ≥ 2 (the class covariances Σ₀, Σ₁).
+
+    Both must be symmetric to 1e-10 (absolute) unless ``symmetric=False``; every flow of the theory
+    takes such a pair. ``names`` are the parameter names used in the messages.
+    """
     mats = []
     for name, value in zip(names, (first, second), strict=True):
         m = np.asarray(float_array(name, value, ndim_min=2), dtype=np.float64)
@@ -179,9 +217,11 @@ PSD_TOLERANCE = 1e-10
 
 
 def positive_semidefinite(name: str, cov: np.ndarray) -> np.ndarray:
-    """``cov`` (a symmetric matrix, checked before) unchanged if its eigenvalues are >= 0 up to
-    rounding (:data:`PSD_TOLERANCE`); a ValueError naming ``name``, its smallest eigenvalue and the
-    valid range otherwise."""
+    """Return ``cov`` unchanged if its eigenvalues are >= 0 up to rounding (:data:`PSD_TOLERANCE`).
+
+    ``cov`` is a symmetric matrix (checked before). Otherwise raise a ValueError naming ``name``, its
+    smallest eigenvalue and the valid range.
+    """
     eig = np.linalg.eigvalsh(cov)
     floor = -PSD_TOLERANCE * max(1.0, float(np.max(np.abs(eig))))
     if eig[0] < floor:
@@ -193,8 +233,10 @@ def positive_semidefinite(name: str, cov: np.ndarray) -> np.ndarray:
 
 
 def finite_real_array(name: str, value: Any, valid: str = "") -> np.ndarray:
-    """A concrete real number or array (not bool) as finite float64; ``valid`` (e.g. "-1 <= a <= 1")
-    is appended to the message for non-finite entries."""
+    """Return a concrete real number or array (not bool) as finite float64.
+
+    ``valid`` (e.g. "-1 <= a <= 1") is appended to the message for non-finite entries.
+    """
     if isinstance(value, bool) or (hasattr(value, "dtype") and np.asarray(value).dtype == bool):
         raise TypeError(f"{name} must be a real number or array, got {value!r}")
     try:

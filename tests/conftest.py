@@ -6,9 +6,9 @@ import os
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-import jax
+import localization  # (fails collection early if the package does not import)
 
-jax.config.update("jax_enable_x64", True)
+localization.enable_float64()  # the one call that turns on JAX's 64-bit mode (importing changes nothing)
 
 # Payloads nbval must not compare (figures and widget views): the list the reference notebooks are
 # stripped of. Everything else a chapter prints or returns as text is compared with its reference,
@@ -17,7 +17,6 @@ jax.config.update("jax_enable_x64", True)
 from strip_reference import UNCOMPARED as _UNCOMPARED  # noqa: E402  (tests/ is on sys.path)
 from tolerant_compare import align_outputs  # noqa: E402
 
-import localization  # noqa: E402,F401  (fails collection early if the package does not import)
 from localization.book import is_measured_output  # noqa: E402
 
 

@@ -1,5 +1,9 @@
 """localization.book: the seed, the keys, and which glued values nbval may compare."""
 
+import os
+import re
+from pathlib import Path
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -122,3 +126,69 @@ def test_cross_document_glue_has_a_format_spec():
         for m in re.finditer(r"\{glue(?::text)?\}`[^`]*\.md::[^:`]*`", path.read_text(encoding="utf-8"))
     ]
     assert not bad, bad
+
+
+def test_importing_the_library_changes_no_jax_setting():
+    """``import localization`` (and its modules) leaves JAX in 32-bit mode; enable_float64 is the one switch,
+    and asking for float64 without it is a clear error, not a silent truncation."""
+    import subprocess
+    import sys
+
+    code = (
+        "import jax, jax.numpy as jnp\n"
+        "import localization\n"
+        "from localization import book, data, theory, train\n"
+        "assert not jax.config.jax_enable_x64 and not localization.float64_enabled()\n"
+        "task = data.LengthscaleTask.of(data.Gaussian, xi=(1.0, 3.0))\n"
+        "x, y = task.sample(jax.random.key(0), 4, 8, jnp.float32)\n"
+        "assert x.dtype == jnp.float32\n"
+        "phi = lambda: theory.amplifier_of(task.model1.marginal)\n"
+        "for call in (lambda: task.sample(jax.random.key(0), 4, 8), phi):\n"
+        "    try:\n"
+        "        call()\n"
+        "    except ValueError as e:\n"
+        "        assert 'localization.enable_float64()' in str(e), e\n"
+        "    else:\n"
+        "        raise AssertionError('float64 without x64 did not raise')\n"
+        "localization.enable_float64()\n"
+        "assert jax.config.jax_enable_x64 and localization.float64_enabled()\n"
+        "assert task.sample(jax.random.key(0), 4, 8)[0].dtype == jnp.float64\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
+    env["JAX_PLATFORMS"] = "cpu"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+
+
+def test_start_opens_a_chapter():
+    """book.start validates the chapter's name, turns on float64, applies the book's style, returns the name."""
+    import matplotlib as mpl
+
+    from localization import plotting
+
+    with mpl.rc_context({"font.size": 3.0}):
+        assert book.start("gaussian") == "gaussian"
+        assert jax.config.jax_enable_x64
+        assert mpl.rcParams["font.size"] == plotting.FONT_SIZE != 3.0
+        assert mpl.rcParams["figure.dpi"] == plotting.FIGURE_DPI
+    with pytest.raises(ValueError, match="book/<chapter>.md.*'no_such_chapter'"):
+        book.start("no_such_chapter")
+    with pytest.raises(ValueError, match="lower-case"):
+        book.start("Gaussian")
+    with pytest.raises(TypeError, match="chapter must be a str"):
+        book.start(3)
+
+
+def test_every_chapter_opens_with_book_start():
+    """One opening-cell convention: every executable chapter calls ``CH = book.start("<its name>")`` in its
+    first code cell, makes its keys with ``book.key(CH, ...)`` only, and does not switch x64 itself."""
+    root = Path(__file__).resolve().parents[1] / "book"
+    for path in sorted(root.glob("*.md")):
+        text = path.read_text()
+        if not re.search(r"^kernelspec:", text, re.M) or path.stem == "claims":
+            continue
+        first_cell = text.split("```{code-cell}")[1].split("\n```")[0]
+        assert f'CH = book.start("{path.stem}")' in first_cell, path.name
+        assert "jax_enable_x64" not in text and "use_book_style" not in text, path.name
+        assert re.findall(r"book\.key\((?!CH\b)", text) == [], path.name
+        assert "def exact(" not in text, path.name
