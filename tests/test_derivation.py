@@ -7,7 +7,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import localization  # noqa: F401  (x64)
 from localization import data
 from localization.theory import derivation as d
 

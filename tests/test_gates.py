@@ -5,7 +5,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import localization  # noqa: F401  (x64)
 from localization.experiments import gdln as gx
 from localization.theory import gates
 

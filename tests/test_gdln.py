@@ -11,7 +11,6 @@ import pytest
 import scipy.integrate as si
 import scipy.special as sp
 
-import localization  # noqa: F401  (x64)
 from localization import data
 from localization.experiments import gdln as gx
 from localization.theory import gates, gdln

@@ -7,7 +7,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import localization  # noqa: F401  (x64)
 from localization.theory import linearity as lin
 from localization.theory.amplifier import Amplifier
 

@@ -22,7 +22,8 @@ SCRIPT = textwrap.dedent(
     """
     import json, sys, time
     import jax
-    jax.config.update("jax_enable_x64", True)
+    import localization
+    localization.enable_float64()
     import jax.numpy as jnp
     import numpy as np
     from localization import data, train
