@@ -12,8 +12,8 @@ from localization import data
 from localization.theory import (
     Amplifier,
     alg_inv,
-    amplifier,
     amplifier_derivatives_at_zero,
+    amplifier_of,
     amplifier_taylor,
 )
 
@@ -32,7 +32,7 @@ MARGINALS = {
 
 @pytest.fixture(scope="module")
 def phis():
-    return {name: amplifier(m) for name, m in MARGINALS.items()}
+    return {name: amplifier_of(m) for name, m in MARGINALS.items()}
 
 
 # ---------------------------------------------------------------- SymPy derivations (App. C.3)
@@ -120,7 +120,7 @@ def test_gaussian_unit_variance_exactly_linear(phis):
 
 def test_gaussian_closed_form_matches_quadrature():
     a = jnp.array([0.0, 0.1, 0.5, 0.9, 0.999, 1 - 1e-9])
-    quad = amplifier(data.Gaussian(1.0).marginal, method="quadrature")
+    quad = amplifier_of(data.Gaussian(1.0).marginal, method="quadrature")
     np.testing.assert_allclose(quad(a), SQ * a, rtol=0, atol=1e-12)
 
 
@@ -140,7 +140,7 @@ def test_binary_closed_form_equals_two_atom_quadrature(phis):
     for s in (1.0, 0.5, 2.0):
         two_atoms = Amplifier.from_quadrature([-s, s], [0.5, 0.5])
         np.testing.assert_allclose(Amplifier.binary(s)(a), two_atoms(a), rtol=0, atol=1e-15)
-    forced = amplifier(data.Ising(0.7).marginal, method="quadrature")
+    forced = amplifier_of(data.Ising(0.7).marginal, method="quadrature")
     assert forced.kind == "quadrature"
     np.testing.assert_allclose(forced(a), phis["ising"](a), rtol=0, atol=1e-15)
 
@@ -158,7 +158,7 @@ def test_quadrature_matches_adaptive_reference():
         return x * special.erf(c * x / math.sqrt(2)) * math.exp(-z * z / 2) / math.sqrt(2 * math.pi)
 
     ref = 2 * integrate.quad(f, 0, 40, epsabs=1e-15, epsrel=1e-13, limit=200)[0]
-    assert float(amplifier(data.NLGP(1.0, g).marginal)(0.8)) == pytest.approx(ref, abs=1e-12)
+    assert float(amplifier_of(data.NLGP(1.0, g).marginal)(0.8)) == pytest.approx(ref, abs=1e-12)
 
 
 # ---------------------------------------------------------------- symmetry, shapes, limits
@@ -244,15 +244,15 @@ def test_validation_of_a(phis):
 
 def test_validation_of_constructors():
     with pytest.raises(TypeError, match="marginal"):
-        amplifier(object())
+        amplifier_of(object())
     with pytest.raises(ValueError, match="method"):
-        amplifier(data.Gaussian(1.0).marginal, method="monte_carlo")
+        amplifier_of(data.Gaussian(1.0).marginal, method="monte_carlo")
     with pytest.raises(TypeError, match="order"):
-        amplifier(data.NLGP(1.0, 1.1).marginal, order=32.0)
+        amplifier_of(data.NLGP(1.0, 1.1).marginal, order=32.0)
     with pytest.raises(ValueError, match="order"):
-        amplifier(data.NLGP(1.0, 1.1).marginal, order=0)
+        amplifier_of(data.NLGP(1.0, 1.1).marginal, order=0)
     with pytest.raises(ValueError, match="closed_form"):
-        amplifier(data.NLGP(1.0, 1.1).marginal, method="closed_form")
+        amplifier_of(data.NLGP(1.0, 1.1).marginal, method="closed_form")
     with pytest.raises(ValueError, match="variance"):
         Amplifier.gaussian(-1.0)
     with pytest.raises(ValueError, match="scale"):
@@ -279,7 +279,7 @@ def test_validation_of_constructors():
 def test_pytree_amplifier_protocol():
     from localization import theory
 
-    phi = amplifier(data.Kur(1.0, 5.0).marginal)
+    phi = amplifier_of(data.Kur(1.0, 5.0).marginal)
     for obj in (phi, amplifier_taylor(data.Kur(1.0, 10.0).marginal), theory.tabulate_amplifier(phi, 101)):
         assert isinstance(obj, theory.PytreeAmplifier), type(obj)
     for obj in (jnp.sin, lambda a: a, 3.0):
@@ -299,7 +299,7 @@ def test_evaluate_amplifier_equals_phi_and_pads_exactly():
     from localization.theory import amplifier_taylor as taylor
     from localization.theory import evaluate_amplifier
 
-    amp = importlib.import_module("localization.theory.amplifier")  # the module (theory.amplifier is φ)
+    amp = importlib.import_module("localization.theory.amplifier")  # the module
 
     # zero nodes of zero weight change nothing; rules of different sizes share one padded size
     grid = np.linspace(-1, 1, 257)
@@ -310,7 +310,7 @@ def test_evaluate_amplifier_equals_phi_and_pads_exactly():
         data.Kur(0.7, 5.0).marginal,
         data.Kur(0.7, 20.0).marginal,
     ):
-        phi = amplifier(m)
+        phi = amplifier_of(m)
         padded = amp._pad_quadrature(phi)
         n_phi, n_pad = phi.params[0].shape[0], padded.params[0].shape[0]
         assert n_pad % amp._PAD == 0 and n_phi <= n_pad < n_phi + amp._PAD
@@ -349,13 +349,13 @@ def test_tabulated_amplifier_accuracy_and_oddness():
 
     a = np.clip(np.linspace(-1, 1, 3001) + 1e-4 * np.sin(np.arange(3001)), -1, 1)
     for m in (data.Ising(0.7).marginal, data.NLGP(1.0, 100.0).marginal, data.Kur(1.0, 5.0).marginal):
-        phi = amplifier(m)
+        phi = amplifier_of(m)
         tab = tabulate_amplifier(phi)
         assert np.max(np.abs(np.asarray(tab(a)) - np.asarray(phi(a)))) < 1e-6, m
         assert np.allclose(np.asarray(tab(-a)), -np.asarray(tab(a)), rtol=0, atol=1e-15)
         assert float(tab(0.0)) == 0.0
     # linear functions are reproduced exactly by linear interpolation (Gaussian phi)
-    lin = tabulate_amplifier(amplifier(data.Gaussian(1.0).marginal), num=5)
+    lin = tabulate_amplifier(amplifier_of(data.Gaussian(1.0).marginal), num=5)
     assert np.allclose(np.asarray(lin(a)), SQ * a, rtol=0, atol=1e-14)
     # a pytree: passes through jit, and outside [-1, 1] inputs are clipped
     f = jax.jit(lambda t, x: t.core(x))
@@ -365,7 +365,7 @@ def test_tabulated_amplifier_accuracy_and_oddness():
 def test_tabulate_validation():
     from localization.theory import tabulate_amplifier
 
-    phi = amplifier(data.Gaussian(1.0).marginal)
+    phi = amplifier_of(data.Gaussian(1.0).marginal)
     with pytest.raises(ValueError, match="num must be odd"):
         tabulate_amplifier(phi, num=10)
     with pytest.raises(ValueError, match="num"):
@@ -381,7 +381,7 @@ def test_amplifier_needs_a_data_marginal():
 
     fake = SimpleNamespace(variance=1.0, quadrature=lambda order=None: (np.array([-1.0, 1.0]), np.array([0.5, 0.5])))
     with pytest.raises(TypeError, match="marginal must be a localization.data marginal"):
-        amplifier(fake)
+        amplifier_of(fake)
     # a Gaussian marginal (the class, not its name) selects the closed form
-    assert amplifier(data.Gaussian(1.0).marginal).kind == "gaussian"
-    assert amplifier(data.Gaussian(1.0).marginal, method="quadrature").kind == "quadrature"
+    assert amplifier_of(data.Gaussian(1.0).marginal).kind == "gaussian"
+    assert amplifier_of(data.Gaussian(1.0).marginal, method="quadrature").kind == "quadrature"

@@ -88,7 +88,7 @@ def test_flow_sweep_matches_single_flows():
     for p, task in enumerate(tasks):
         s0, s1 = task.covariances(N)
         one = theory.integrate_effective(
-            w0, theory.amplifier(task.model1.marginal), s0, s1, lr=0.1, steps=50, checkpoints=3
+            w0, theory.amplifier_of(task.model1.marginal), s0, s1, lr=0.1, steps=50, checkpoints=3
         )
         assert np.allclose(np.asarray(sweep.weights[p]), np.asarray(one.weights), rtol=0, atol=1e-13)
 

@@ -26,7 +26,7 @@ def _jacobian_in_basis(w, phi, s0, s1, basis):
 @pytest.fixture(scope="module")
 def nlgp():
     task = data.LengthscaleTask.of(data.NLGP, xi=(1.0, 2.5), gain=3.0)
-    return task.covariances(N), theory.amplifier(task.model1.marginal)
+    return task.covariances(N), theory.amplifier_of(task.model1.marginal)
 
 
 def test_spectra_diagonalise_and_reject_non_circulant(nlgp):

@@ -68,7 +68,7 @@ class Comparison(NamedTuple):
     sigma1: np.ndarray
 
     def select(self, index: int) -> Comparison:
-        """The comparison for one task of a :func:`comparison_sweep` (index of the leading axis)."""
+        """Return the comparison for one task of a :func:`comparison_sweep` (index of the leading axis)."""
         flow, taylor = (None if t is None else t.select(index) for t in (self.flow, self.taylor))
         return Comparison(self.sgd.select(index), flow, taylor, self.sigma0[index], self.sigma1[index])
 
@@ -78,7 +78,7 @@ def _flows(w0, task, n, *, lr, steps, checkpoints, taylor, exact=True, table=409
     marginal = task.model1.marginal
     flow = tay = None
     if exact:
-        phi = theory.amplifier(marginal)
+        phi = theory.amplifier_of(marginal)
         if table is not None:
             phi = theory.tabulate_amplifier(phi, table)
         flow = theory.integrate_effective(w0, phi, sigma0, sigma1, lr=lr, steps=steps, checkpoints=checkpoints)
@@ -126,7 +126,7 @@ def compare_flow_and_sgd(
 
     SGD is ``train.train_online(key, task, w0, ...)`` (all initialisations — the leading axes of
     ``w0`` — on one shared data stream); the flow is ``theory.integrate_effective`` with φ =
-    ``theory.amplifier(task.model1.marginal)`` (paper Eq. (6)) and, if ``taylor``, with the cubic
+    ``theory.amplifier_of(task.model1.marginal)`` (paper Eq. (6)) and, if ``taylor``, with the cubic
     Taylor φ (``theory.amplifier_taylor``), forward Euler with step ``lr`` (one flow step per SGD
     step), Σ₀, Σ₁ = ``task.covariances(n)`` (exact). All three share ``times = steps × lr``.
 
@@ -180,7 +180,7 @@ def flow_sweep(
     taylor: bool = False,
     table: int | None = 4097,
 ) -> Trajectory:
-    r"""The effective flow (exact φ) for each task of a parameter sweep, from the same ``w0``.
+    r"""Return the effective flow (exact φ) for each task of a parameter sweep, from the same ``w0``.
 
     The counterpart of ``train.train_sweep`` for the theory: for each task (e.g. NLGP at a grid of
     gains) φ and Σ₀, Σ₁ change, the initialisation does not. The compiled integrator is reused
@@ -196,7 +196,7 @@ def flow_sweep(
 
 
 def _swept_flows(tasks, w0, n, lr, steps, checkpoints, taylor, table):
-    """The flows of checked tasks stacked as one Trajectory (P, ..., C, n), and Σ₀, Σ₁ (P, n, n)."""
+    """Return the flows of checked tasks stacked as one Trajectory (P, ..., C, n), and Σ₀, Σ₁ (P, n, n)."""
     runs, sigma0, sigma1 = [], [], []
     for task in tasks:
         flow, tay, s0, s1 = _flows(
@@ -253,7 +253,7 @@ def comparison_sweep(
 # the SGD drift by Monte Carlo (to check the vector field)
 # -------------------------------------------------------------------------------------------------
 class MonteCarloDrift(NamedTuple):
-    """Monte Carlo estimate of the expected SGD drift :math:`-\\nabla\\mathcal L(w)` with its standard error."""
+    r"""Monte Carlo estimate of the expected SGD drift :math:`-\nabla\mathcal L(w)` with its standard error."""
 
     mean: np.ndarray  # (n,) float64
     stderr: np.ndarray  # (n,) float64, standard error of each entry (from the spread over chunks)

@@ -18,7 +18,7 @@ Modules:
   and fixed points;
 * ``sigmoid`` — closed forms of the erf network: bias flow, spread of preactivations, starting losses.
 
-The names listed in ``__all__`` are re-exported here (``theory.amplifier(m)``,
+The names listed in ``__all__`` are re-exported here (``theory.amplifier_of(m)``,
 ``theory.integrate_effective(...)``); ``derivation``, ``assumptions`` and ``gaussian`` are used as modules.
 """
 
@@ -29,8 +29,8 @@ from localization.theory.amplifier import (
     CubicTaylor,
     PytreeAmplifier,
     alg_inv,
-    amplifier,
     amplifier_derivatives_at_zero,
+    amplifier_of,
     amplifier_taylor,
     evaluate_amplifier,
 )
@@ -67,7 +67,7 @@ __all__ = [
     "CubicTaylor",
     "PytreeAmplifier",
     "alg_inv",
-    "amplifier",
+    "amplifier_of",
     "amplifier_derivatives_at_zero",
     "amplifier_taylor",
     "evaluate_amplifier",

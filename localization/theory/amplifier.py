@@ -36,7 +36,7 @@ closed interval:
   gradients are finite for every :math:`|a|<1` (derivatives exactly at :math:`|a|=1` are not
   supported and come out as 0 from the constant branch).
 
-Everything is float64 (``import localization`` enables x64).
+Everything is float64: :func:`amplifier_of` needs JAX's 64-bit mode (``localization.enable_float64()``).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import jax
 import jax.numpy as jnp
 import numpy as np
-from numpy.typing import ArrayLike
+from jax.typing import ArrayLike
 
 from localization import validation as v
 from localization.data.marginals import GaussianMarginal, Marginal
@@ -59,7 +59,7 @@ __all__ = [
     "Amplifier",
     "AmplifierDerivatives",
     "CubicTaylor",
-    "amplifier",
+    "amplifier_of",
     "amplifier_taylor",
     "amplifier_derivatives_at_zero",
     "alg_inv",
@@ -71,18 +71,23 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 @runtime_checkable
 class PytreeAmplifier(Protocol):
-    """What the flow integrators and :func:`evaluate_amplifier` need of an amplifier to pass it
-    through ``jit``: a pytree (registered with :func:`localization.pytree.pytree_dataclass`) with an
-    unvalidated, jit-safe ``core(a)``.
+    """What the flow integrators and :func:`evaluate_amplifier` need of an amplifier to pass ``jit``.
+
+    A pytree (registered with :func:`localization.pytree.pytree_dataclass`) with an unvalidated,
+    jit-safe ``core(a)``.
 
     :class:`Amplifier`, :class:`CubicTaylor` and :class:`localization.theory.TabulatedAmplifier`
     satisfy it; any other callable of ``a`` is still accepted where an amplifier is expected and is
     called as a plain function (``isinstance(phi, PytreeAmplifier)`` tells the two apart).
     """
 
-    def core(self, a: jax.Array) -> jax.Array: ...
+    def core(self, a: jax.Array) -> jax.Array:
+        """Return φ(a) without validation (jit-safe); ``a`` any shape in [-1, 1]."""
+        ...
 
-    def __call__(self, a: ArrayLike) -> jax.Array: ...
+    def __call__(self, a: ArrayLike) -> jax.Array:
+        """Return φ(a) after checking ``a`` (finite, in [-1, 1]); the shape of ``a``."""
+        ...
 
 
 def alg_inv(a: ArrayLike) -> jax.Array:
@@ -120,7 +125,7 @@ def _safe_c(a):
 class Amplifier:
     r"""The amplifier :math:`\varphi` of one marginal law (paper Eq. (6)); call it like a function.
 
-    Build it with :func:`amplifier` (from a ``localization.data`` marginal) or with the constructors
+    Build it with :func:`amplifier_of` (from a ``localization.data`` marginal) or with the constructors
     :meth:`gaussian`, :meth:`binary`, :meth:`from_quadrature`.
 
     ``kind`` (static) is one of
@@ -145,19 +150,19 @@ class Amplifier:
     # -- constructors ------------------------------------------------------------------------------
     @classmethod
     def gaussian(cls, variance: float = 1.0) -> Amplifier:
-        """Closed-form φ for :math:`X\\sim\\mathcal N(0,\\sigma^2)`, ``variance`` = σ² > 0."""
+        r"""Return the closed-form φ for :math:`X\sim\mathcal N(0,\sigma^2)`, ``variance`` = σ² > 0."""
         var = v.positive("variance", variance)
         return cls("gaussian", (jnp.asarray(var, jnp.float64),), jnp.asarray(math.sqrt(2 * var / math.pi)))
 
     @classmethod
     def binary(cls, scale: float = 1.0) -> Amplifier:
-        """Closed-form φ for the symmetric two-atom law :math:`X=\\pm s` (``scale`` = s > 0)."""
+        r"""Return the closed-form φ for the symmetric two-atom law :math:`X=\pm s` (``scale`` = s > 0)."""
         s = v.positive("scale", scale)
         return cls("binary", (jnp.asarray(s, jnp.float64),), jnp.asarray(s, jnp.float64))
 
     @classmethod
     def from_quadrature(cls, nodes: ArrayLike, weights: ArrayLike) -> Amplifier:
-        """φ by a fixed quadrature rule :math:`\\mathbb E f(X)\\approx\\sum_k w_k f(x_k)`.
+        r"""Return φ by a fixed quadrature rule :math:`\mathbb E f(X)\approx\sum_k w_k f(x_k)`.
 
         ``nodes``, ``weights``: 1-D arrays of equal length, finite, weights ≥ 0 summing to 1 (±1e-3: a
         low-order rule is allowed; the check catches unnormalised weights).
@@ -238,8 +243,8 @@ def _two_atom_scale(nodes, weights):
     return None
 
 
-def amplifier(marginal: Marginal, *, method: str = "auto", order: int | None = None) -> Amplifier:
-    r"""The amplifier :math:`\varphi` of ``marginal`` (paper Eq. (6)).
+def amplifier_of(marginal: Marginal, *, method: str = "auto", order: int | None = None) -> Amplifier:
+    r"""Return the amplifier :math:`\varphi` of ``marginal`` (paper Eq. (6)).
 
     Parameters
     ----------
@@ -264,6 +269,7 @@ def amplifier(marginal: Marginal, *, method: str = "auto", order: int | None = N
         times with ``jax.grad`` on (-1, 1). See the module docstring for the domain policy.
     """
     _check_marginal(marginal)
+    v.require_float64("amplifier", np.float64)  # phi is float64 throughout (localization.enable_float64)
     if method not in ("auto", "closed_form", "quadrature"):
         raise ValueError(f"method must be one of 'auto', 'closed_form', 'quadrature', got {method!r}")
     if order is not None:
@@ -293,8 +299,10 @@ class AmplifierDerivatives(NamedTuple):
 
 
 def amplifier_derivatives_at_zero(marginal: Marginal) -> AmplifierDerivatives:
-    r"""Exact :math:`\varphi'(0)=\sqrt{2/\pi}\,\mathbb E[X^2]` and
-    :math:`\varphi'''(0)=\sqrt{2/\pi}\,(3\mathbb E[X^2]-\mathbb E[X^4])` from the marginal's exact moments.
+    r"""Return the exact derivatives :math:`\varphi'(0)` and :math:`\varphi'''(0)` from the marginal's moments.
+
+    :math:`\varphi'(0)=\sqrt{2/\pi}\,\mathbb E[X^2]` and
+    :math:`\varphi'''(0)=\sqrt{2/\pi}\,(3\mathbb E[X^2]-\mathbb E[X^4])`.
 
     Derivation (SymPy, ``tests/test_amplifier.py``): expanding the integrand of Eq. (6) in ``a``,
     :math:`X\operatorname{erf}(X\mathrm{alg}^{-1}(a)/\sqrt2)=\sqrt{2/\pi}\,[X^2a+X^2(3-X^2)a^3/6]+O(a^5)`.
@@ -325,10 +333,12 @@ class CubicTaylor:
     third: Any
 
     def core(self, a: ArrayLike) -> jax.Array:
+        """Return the cubic φ'(0) a + φ'''(0) a³/6 without validation (jit-safe)."""
         a = jnp.asarray(a, dtype=jnp.float64)
         return self.first * a + self.third * a**3 / 6.0
 
     def __call__(self, a: ArrayLike) -> jax.Array:
+        """Return the cubic at ``a`` after checking it (finite, in [-1, 1])."""
         return self.core(_check_a(a))
 
 
@@ -354,9 +364,11 @@ _PAD = 1024  # quadrature rules are padded to a multiple of this many nodes befo
 
 
 def _pad_quadrature(phi):
-    """The same φ with its quadrature rule padded by zero nodes of zero weight to a multiple of
-    ``_PAD`` nodes. Exact: a node at 0 adds ``erf(0) · 0 · 0 = 0`` to the sum. Amplifiers of different
-    marginals (a gain or k sweep: 650–1900 nodes) then share one compiled evaluation."""
+    """Pad φ's quadrature rule with zero nodes of zero weight to a multiple of ``_PAD`` nodes.
+
+    Exact: a node at 0 adds ``erf(0) · 0 · 0 = 0`` to the sum. Amplifiers of different
+    marginals (a gain or k sweep: 650–1900 nodes) then share one compiled evaluation.
+    """
     if not (isinstance(phi, Amplifier) and phi.kind == "quadrature"):
         return phi
     nodes, weights = (np.asarray(p, dtype=np.float64) for p in phi.params)

@@ -45,7 +45,7 @@ from numpy.typing import ArrayLike
 from localization import validation as v
 from localization.pytree import pytree_dataclass, static_field
 from localization.theory.amplifier import PytreeAmplifier
-from localization.trajectory import Trajectory, checkpoint_steps
+from localization.trajectory import Trajectory, checkpoint_gaps, checkpoint_steps, checkpointed_scan
 
 __all__ = [
     "effective_vector_field",
@@ -70,7 +70,7 @@ def _as_pytree_phi(phi):
     """A :class:`PytreeAmplifier` (Amplifier, CubicTaylor, TabulatedAmplifier) passes as it is; any
     other callable is wrapped as a leafless pytree."""
     if not callable(phi):
-        raise TypeError(f"phi must be callable (e.g. localization.theory.amplifier(...)), got {type(phi).__name__}")
+        raise TypeError(f"phi must be callable (e.g. localization.theory.amplifier_of(...)), got {type(phi).__name__}")
     if isinstance(phi, PytreeAmplifier):
         return phi
     return _Static(phi)
@@ -146,7 +146,7 @@ def effective_vector_field(
     Parameters
     ----------
     w : (..., n) array, non-zero rows.
-    phi : callable amplifier, e.g. ``theory.amplifier(marginal)`` or ``theory.amplifier_taylor(m)``
+    phi : callable amplifier, e.g. ``theory.amplifier_of(marginal)`` or ``theory.amplifier_taylor(m)``
         or any vectorised jnp function of ``a`` in [-1, 1].
     sigma0, sigma1 : (n, n) symmetric covariances of the two classes; ``sigma1`` (longer
         length-scale, y = 1) must have unit diagonal.
@@ -183,7 +183,7 @@ def effective_jacobian(
     r"""Jacobian :math:`\partial F_i/\partial w_j` of :func:`effective_vector_field` at one weight vector.
 
     By forward-mode automatic differentiation (float64, exact up to rounding), so ``phi`` must be
-    differentiable in JAX (``theory.amplifier``, ``theory.amplifier_taylor``, a tabulated φ is only
+    differentiable in JAX (``theory.amplifier_of``, ``theory.amplifier_taylor``, a tabulated φ is only
     piecewise linear). At a fixed point its eigenvalues decide stability: the fixed point is stable
     when every real part is negative and a saddle when one is positive.
 
@@ -277,16 +277,8 @@ def _step(w, dt, phi, s0, s1, method, substeps):
 @partial(jax.jit, static_argnames=("method", "substeps"))
 def _integrate(w0, phi, s0, s1, lr, gaps, *, method, substeps):
     """w0 (B, n); gaps (C,) steps between consecutive checkpoints → weights (B, C, n)."""
-
-    def single(w):
-        def segment(w, gap):
-            w = jax.lax.fori_loop(0, gap, lambda _, w: _step(w, lr, phi, s0, s1, method, substeps), w)
-            return w, w
-
-        _, ws = jax.lax.scan(segment, w, gaps)
-        return ws
-
-    return jax.vmap(single)(w0)
+    step = lambda w, _: _step(w, lr, phi, s0, s1, method, substeps)  # noqa: E731
+    return jax.vmap(lambda w: checkpointed_scan(step, w, gaps))(w0)
 
 
 def integrate_effective(
@@ -307,7 +299,7 @@ def integrate_effective(
     Parameters
     ----------
     w0 : (..., n) initial weights (leading axes = independent initialisations, vmapped).
-    phi : amplifier callable (``theory.amplifier(m)``, ``theory.amplifier_taylor(m)`` or a jnp function).
+    phi : amplifier callable (``theory.amplifier_of(m)``, ``theory.amplifier_taylor(m)`` or a jnp function).
     sigma0, sigma1 : (n, n) class covariances (``sigma1`` unit diagonal).
     lr : step size (> 0) = the SGD learning rate.
     steps : number of steps (int ≥ 1).
@@ -336,7 +328,7 @@ def integrate_effective(
     if np.any(np.einsum("...i,ij,...j->...", w0, np.asarray(s1), w0) <= 0):
         raise ValueError("w0 must be non-zero (w0^T Sigma1 w0 > 0) for every initialisation")
     ck = checkpoint_steps(checkpoints, steps)
-    gaps = np.diff(np.concatenate([[0], ck])).astype(np.int64)
+    gaps = checkpoint_gaps(ck)
     lead = w0.shape[:-1]
     ws = _integrate(
         jnp.asarray(w0.reshape(-1, n)),

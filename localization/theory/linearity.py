@@ -38,7 +38,7 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 def linear_deviation(phi: Callable, a: ArrayLike) -> np.ndarray:
     r""":math:`\varphi(a)-\sqrt{2/\pi}\,a`: positive = super-linear, negative = sub-linear (paper §3.2).
 
-    ``phi`` a vectorised callable on [-1, 1] (e.g. ``theory.amplifier(marginal)``); ``a`` any shape in
+    ``phi`` a vectorised callable on [-1, 1] (e.g. ``theory.amplifier_of(marginal)``); ``a`` any shape in
     [-1, 1] (checked) → same shape.
     """
     if not callable(phi):

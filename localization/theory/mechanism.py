@@ -57,9 +57,11 @@ GAUSSIAN_SLOPE = GaussianMarginal.mean_absolute
 
 
 class FourierSpectra(NamedTuple):
-    """Eigenvalues of two circulant covariances in the real Fourier basis (one entry per column of
-    ``basis``): ``freq`` (N,) the DFT frequency of each column, ``lam0``, ``lam1`` (N,) float64,
-    ``basis`` (N, N) the orthonormal basis :math:`Q`."""
+    """Eigenvalues of two circulant covariances in the real Fourier basis.
+
+    One entry per column of ``basis``: ``freq`` (N,) the DFT frequency of each column, ``lam0``, ``lam1`` (N,) float64,
+    ``basis`` (N, N) the orthonormal basis :math:`Q`.
+    """
 
     freq: np.ndarray
     lam0: np.ndarray
@@ -68,12 +70,13 @@ class FourierSpectra(NamedTuple):
 
 
 class ConstantModeStability(NamedTuple):
-    """Linearisation of the flow at its constant fixed point (see :func:`constant_mode_stability`).
+    r"""Linearisation of the flow at its constant fixed point (see :func:`constant_mode_stability`).
 
-    ``alpha`` the common argument of φ, ``elasticity`` :math:`\\rho=\\alpha\\varphi'(\\alpha)/\\varphi(\\alpha)`,
+    ``alpha`` the common argument of φ, ``elasticity`` :math:`\rho=\alpha\varphi'(\alpha)/\varphi(\alpha)`,
     ``amplitude`` the weight :math:`w_i` of every site, ``rates`` (N,) the growth rate of each
-    basis column (column 0, the constant itself, has rate :math:`-\\tfrac12(\\lambda_0(0)+\\lambda_1(0))`),
-    ``threshold`` the elasticity above which some mode grows."""
+    basis column (column 0, the constant itself, has rate :math:`-\tfrac12(\lambda_0(0)+\lambda_1(0))`),
+    ``threshold`` the elasticity above which some mode grows.
+    """
 
     alpha: float
     elasticity: float
@@ -83,10 +86,10 @@ class ConstantModeStability(NamedTuple):
 
 
 def circulant_spectra(cov0: ArrayLike, cov1: ArrayLike, *, atol: float = 1e-9) -> FourierSpectra:
-    """Eigenvalues of the class covariances in the shared real Fourier basis.
+    r"""Return the eigenvalues of the class covariances in the shared real Fourier basis.
 
     Raises ``ValueError`` unless both are square, of equal size N ≥ 2, and circulant (off-diagonal
-    entries of :math:`Q^\\top\\Sigma Q` at most ``atol`` times the largest eigenvalue).
+    entries of :math:`Q^\top\Sigma Q` at most ``atol`` times the largest eigenvalue).
     """
     names = ("cov0", "cov1")
     mats = dict(zip(names, v.covariance_pair(names, cov0, cov1, symmetric=False), strict=True))
@@ -120,9 +123,11 @@ def _check_spectra(lam0, lam1):
 
 
 def single_mode_amplitude(lam0: float, lam1: float, slope: float = GAUSSIAN_SLOPE) -> float:
-    r"""Amplitude :math:`|u_j|=c\sqrt{\lambda_1}/(\lambda_0+\lambda_1)` of the fixed point of the
-    linear flow (φ(a) = c a, ``slope`` = c > 0) on one basis column with eigenvalues ``lam0`` ≥ 0,
-    ``lam1`` > 0."""
+    r"""Return the amplitude :math:`|u_j|=c\sqrt{\lambda_1}/(\lambda_0+\lambda_1)` of a linear flow's fixed point.
+
+    The flow is the linear one (φ(a) = c a, ``slope`` = c > 0); the fixed point lies on one basis column
+    with eigenvalues ``lam0`` ≥ 0, ``lam1`` > 0.
+    """
     lam0 = v.nonnegative("lam0", lam0)
     lam1 = v.positive("lam1", lam1)
     slope = v.positive("slope", slope)
@@ -130,10 +135,12 @@ def single_mode_amplitude(lam0: float, lam1: float, slope: float = GAUSSIAN_SLOP
 
 
 def linear_mode_rates(lam0: ArrayLike, lam1: ArrayLike, column: int) -> np.ndarray:
-    r"""Growth rates of every basis column at the fixed point of the linear flow on ``column`` j:
-    :math:`\tfrac12\lambda_1(k)[r(j)-r(k)]` for k ≠ j (0 for the partner of equal frequency), and
+    r"""Return the growth rates of every basis column at the linear flow's fixed point on ``column`` j.
+
+    They are :math:`\tfrac12\lambda_1(k)[r(j)-r(k)]` for k ≠ j (0 for the partner of equal frequency), and
     :math:`-\tfrac12(\lambda_0(j)+\lambda_1(j))` for the amplitude of j itself. Independent of the
-    slope c. ``lam0`` ≥ 0 and ``lam1`` > 0 of shape (N,); ``column`` in [0, N)."""
+    slope c. ``lam0`` ≥ 0 and ``lam1`` > 0 of shape (N,); ``column`` in [0, N).
+    """
     lam0, lam1 = _check_spectra(lam0, lam1)
     n = lam0.shape[0]
     column = v.integer("column", column, minimum=0)
@@ -147,12 +154,12 @@ def linear_mode_rates(lam0: ArrayLike, lam1: ArrayLike, column: int) -> np.ndarr
 
 def _phi_function(phi) -> Callable:
     if not callable(phi):
-        raise TypeError(f"phi must be callable (e.g. localization.theory.amplifier(...)), got {type(phi).__name__}")
+        raise TypeError(f"phi must be callable (e.g. localization.theory.amplifier_of(...)), got {type(phi).__name__}")
     return phi.core if isinstance(phi, PytreeAmplifier) else phi
 
 
 def constant_mode_stability(phi: PytreeAmplifier | Callable, cov0: ArrayLike, cov1: ArrayLike) -> ConstantModeStability:
-    r"""The constant fixed point of Eq. (5) and the growth rate of every Fourier mode there.
+    r"""Return the constant fixed point of Eq. (5) and the growth rate of every Fourier mode there.
 
     At :math:`w=w^*\mathbf 1` every site has the argument :math:`\alpha=\sqrt{\lambda_1(0)/N}` and
     :math:`w^*=\varphi(\alpha)/(\lambda_0(0)+\lambda_1(0))`. A perturbation along column k ≠ 0
@@ -184,12 +191,14 @@ def constant_mode_stability(phi: PytreeAmplifier | Callable, cov0: ArrayLike, co
 
 
 def effective_gain(phi: PytreeAmplifier | Callable, a: ArrayLike) -> np.ndarray:
-    r"""The effective gain :math:`G(a)=\varphi(a)/a` at points ``a`` in [-1, 1] \\ {0} (float64,
-    shape of ``a``). A linear φ has constant gain. φ is *super-linear* where
+    r"""Return the effective gain :math:`G(a)=\varphi(a)/a` at points ``a`` in [-1, 1] \\ {0}.
+
+    Float64, the shape of ``a``. A linear φ has constant gain. φ is *super-linear* where
     :math:`G(a)>\sqrt{2/\pi}` (above the Gaussian line, the amplifier chapter's definition,
     :func:`localization.theory.linear_deviation`) and *sub-linear* where :math:`G(a)<\sqrt{2/\pi}`;
     whether G *rises* or *falls* with :math:`|a|` is a different property (the mechanism chapter's
-    feedback turns on it)."""
+    feedback turns on it).
+    """
     a = np.asarray(v.float_array("a", a, ndim_min=0), dtype=np.float64)
     if not np.all(np.isfinite(a)) or np.any(np.abs(a) > 1) or np.any(a == 0):
         raise ValueError("a must be finite, in [-1, 1] and non-zero (G(0) is the limit phi'(0))")
@@ -203,7 +212,7 @@ def ipr_rate_split(
     cov1: ArrayLike,
     slope: float = GAUSSIAN_SLOPE,
 ) -> tuple[np.ndarray, np.ndarray]:
-    r"""The rate :math:`\dot P=\nabla P\cdot F(w)` of the IPR under Eq. (5), split in two.
+    r"""Return the rate :math:`\dot P=\nabla P\cdot F(w)` of the IPR under Eq. (5), split in two.
 
     With :math:`p_i=w_i^2/\|w\|^2`, :math:`\partial P/\partial w_i=4w_i(p_i-P)/\|w\|^2`, and
     :math:`F=F_{\rm lin}+F_{\rm nl}`, :math:`F_{\rm lin}=\tfrac12[c\,a-(\Sigma_0+\Sigma_1)w]` (the

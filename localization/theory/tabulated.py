@@ -52,14 +52,15 @@ class TabulatedAmplifier:
 
 
 def tabulate_amplifier(phi: Any, num: int = 4097) -> TabulatedAmplifier:
-    r"""Tabulate an amplifier (``theory.amplifier(...)`` or ``theory.amplifier_taylor(...)``) on ``num``
+    r"""Tabulate an amplifier (``theory.amplifier_of(...)`` or ``theory.amplifier_taylor(...)``) on ``num``
     equally spaced points of [-1, 1] → :class:`TabulatedAmplifier` (``num`` ≥ 3, odd so that a = 0 is
-    a node and the table is exactly odd)."""
+    a node and the table is exactly odd).
+    """
     num = v.integer("num", num, minimum=3)
     if num % 2 == 0:
         raise ValueError(f"num must be odd (so that a = 0 is a grid point), got {num}")
     if not callable(phi):
-        raise TypeError(f"phi must be callable (e.g. theory.amplifier(marginal)), got {type(phi).__name__}")
+        raise TypeError(f"phi must be callable (e.g. theory.amplifier_of(marginal)), got {type(phi).__name__}")
     grid = np.linspace(-1.0, 1.0, num)
     values = evaluate_amplifier(phi, grid)  # one compiled evaluation
     if values.shape != grid.shape or not np.all(np.isfinite(values)):
