@@ -1,0 +1,295 @@
+r"""The effective-dynamics chapter's figures (``book/effective_dynamics.md``: the flow beside SGD).
+
+Each figure is one registered builder, called by the chapter and by ``python -m localization figures``,
+holding the chapter's settings (module constants), its keys (:func:`localization.book.key`), its
+computation and its drawing; it returns a :class:`~localization.figures.registry.Built` whose data
+the chapter's checks read:
+
+* :func:`fig3_sgd_vs_flow` — paper Fig. 3: SGD, the exact-φ flow and the Taylor-φ flow from the same
+  initial weights (:class:`Fig3Runs`: all 30 initialisations, which the chapter's mode statistics
+  and peak count use);
+* :func:`fig8_breakdown`, :func:`fig8_snapshots` — paper Fig. 8: where the flow and SGD part
+  (:class:`Breakdown`, computed once and passed to the second figure).
+
+The drawing functions are those of :mod:`localization.figures.draw` (the chapter's figures only).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import jax
+import numpy as np
+
+from localization import book, data, metrics, models, plotting, train
+from localization.experiments import comparison as cmp
+from localization.figures.draw import draw_breakdown, draw_breakdown_snapshots, draw_sgd_vs_flow
+from localization.figures.registry import Built, check_scale, new_figure, register
+from localization.theory import assumptions
+from localization.trajectory import Trajectory
+
+__all__ = [
+    "CHAPTER",
+    "N",
+    "XI",
+    "LR",
+    "STEPS",
+    "INITS",
+    "FIG3_BATCH",
+    "XI_SHORT",
+    "FIG8",
+    "Fig3Runs",
+    "Breakdown",
+    "fig3_tasks",
+    "fig3_sgd_vs_flow",
+    "breakdown",
+    "fig8_breakdown",
+    "fig8_snapshots",
+]
+
+#: The chapter's name: the first label of its keys.
+CHAPTER = "effective_dynamics"
+#: Ring size and length-scales (ξ₀, ξ₁) of the paper's Fig. 3.
+N, XI = 40, (1.0, 3.0)
+#: Learning rate (the flow's step) and steps of Fig. 3 (t = 100).
+LR, STEPS = 0.05, 2000
+#: Initialisations of Fig. 3's runs (the figure shows the first; the chapter's statistics use all).
+INITS = 30
+#: Batch of Fig. 3's SGD runs at each scale: Ising, and the other two models.
+FIG3_BATCH = {"chapter": {"Ising": 2000, "other": 1000}, "paper": {"Ising": 500, "other": 10_000}}
+#: Length-scales of Fig. 8 (and of the chapter's sweeps): both short.
+XI_SHORT = (0.3, 0.7)
+#: Fig. 8's settings at each scale (the same horizon t = 60): ring size, batch, learning rate, steps,
+#: checkpoints, initialisations on NLGP(100).
+FIG8 = {
+    "chapter": dict(n=40, batch=8000, lr=0.05, steps=1200, checkpoints=121, inits=4),
+    "paper": dict(n=100, batch=50_000, lr=0.01, steps=6000, checkpoints=121, inits=4),
+}
+
+
+class Fig3Runs(NamedTuple):
+    """The runs of :func:`fig3_sgd_vs_flow`.
+
+    Attributes
+    ----------
+    tasks : dict of str to LengthscaleTask
+        "Ising" (J = (0.3, 0.7)), "NLGP(0.01)" and "Kur(5)" (ξ = :data:`XI`).
+    w0 : jax.Array, shape (INITS, N)
+        The initial weights (book key ``(CHAPTER, "peaks-w0")``, scale 1e-3).
+    runs : dict of str to Comparison
+        Task name → SGD, exact-φ and Taylor-φ flows from all of ``w0`` (weights (INITS, C, N), 41
+        checkpoints).
+    first : dict of str to Comparison
+        The same of the first initialisation only (weights (C, N)): what the figure shows.
+    """
+
+    tasks: dict[str, data.LengthscaleTask]
+    w0: jax.Array
+    runs: dict[str, cmp.Comparison]
+    first: dict[str, cmp.Comparison]
+
+
+def fig3_tasks() -> dict[str, data.LengthscaleTask]:
+    """Return the data models of the paper's Fig. 3: Ising J = (0.3, 0.7), NLGP(0.01), Kur(5) at ξ = (1, 3).
+
+    Returns
+    -------
+    dict of str to LengthscaleTask
+        Name → task, in the figure's row order.
+    """
+    return {
+        "Ising": data.LengthscaleTask(data.Ising(0.3), data.Ising(0.7)),
+        "NLGP(0.01)": data.LengthscaleTask.of(data.NLGP, xi=XI, gain=0.01),
+        "Kur(5)": data.LengthscaleTask.of(data.Kur, xi=XI, k=5.0),
+    }
+
+
+def _first(c: cmp.Comparison) -> cmp.Comparison:
+    return c._replace(
+        **{k: getattr(c, k)._replace(weights=np.asarray(getattr(c, k).weights[0])) for k in ("sgd", "flow", "taylor")}
+    )
+
+
+@register("fig3_sgd_vs_flow", CHAPTER)
+def fig3_sgd_vs_flow(scale: str = "chapter") -> Built:
+    """Draw paper Fig. 3: SGD, the exact-φ flow and the Taylor-φ flow from the same initial weights.
+
+    Ising J = (0.3, 0.7), NLGP(0.01) and Kur(5) (ξ = (1, 3), N = 40, lr 0.05, 2000 steps), from the
+    first of 30 initialisations. Chapter: batch 2000 for Ising, 1000 otherwise; paper: 500 for
+    Ising, 10 000 otherwise (:data:`FIG3_BATCH`).
+
+    Parameters
+    ----------
+    scale : {"chapter", "paper"}
+        The settings (the batch sizes differ).
+
+    Returns
+    -------
+    Built
+        The figure and a :class:`Fig3Runs` (all 30 initialisations).
+    """
+    batch = FIG3_BATCH[check_scale(scale)]
+    tasks = fig3_tasks()
+    w0 = models.init_weights(book.key(CHAPTER, "peaks-w0"), N, init_scale=1e-3, num=INITS)
+    common = dict(lr=LR, steps=STEPS, checkpoints=41, balanced=True)
+    runs = {
+        "Ising": cmp.compare_flow_and_sgd(
+            book.key(CHAPTER, "peaks-ising"), tasks["Ising"], w0, batch=batch["Ising"], **common
+        )
+    }
+    for j, name in enumerate(["NLGP(0.01)", "Kur(5)"]):
+        runs[name] = cmp.compare_flow_and_sgd(
+            book.key(CHAPTER, "modes-sgd", j), tasks[name], w0, batch=batch["other"], **common
+        )
+    first = {name: _first(c) for name, c in runs.items()}
+    fig = new_figure((plotting.COLUMN_WIDTH, 7.6), layout="constrained")
+    draw_sgd_vs_flow(fig.subplots(3, 3, sharex=True, sharey="row"), first)
+    return Built(fig, Fig3Runs(tasks, w0, runs, first))
+
+
+class Breakdown(NamedTuple):
+    """The runs and measurements of paper Fig. 8 (:func:`breakdown`).
+
+    Attributes
+    ----------
+    tasks : list of LengthscaleTask
+        NLGP(100) and NLGP(0.01) at ξ = :data:`XI_SHORT`.
+    settings : dict
+        The scale's :data:`FIG8` entry.
+    w0 : jax.Array, shape (I, n)
+        The initial weights (book key ``(CHAPTER, "fig8-w0")``, scale 1e-3).
+    sgd, flow : Trajectory
+        SGD (book key ``(CHAPTER, "fig8-sgd")``) and the exact-φ flow on both tasks, weights (2, I, C, n).
+    replica : Trajectory
+        An independent SGD run on NLGP(0.01) (book key ``(CHAPTER, "fig8-replica")``), weights (I, C, n).
+    times : numpy.ndarray, shape (C,)
+        The checkpoint times.
+    ipr, lindeberg : dict of str to array, each (2, I, C)
+        "sgd" and "flow" → IPR and Lindeberg ratio (A3) along the runs.
+    distance : array, shape (2, I, C)
+        Shape distance SGD vs flow (Eq. (eff-distance)).
+    distance_replica : array, shape (I, C)
+        Shape distance SGD vs the independent SGD run, NLGP(0.01).
+    noise_floor : float
+        median(distance_replica) / √2: SGD's distance from its mean path, if the flow is that mean.
+    level : float
+        Three noise floors: the break-down level.
+    t_break : numpy.ndarray, shape (I,)
+        First time the NLGP(100) distance exceeds ``level`` (NaN: never).
+    """
+
+    tasks: list[data.LengthscaleTask]
+    settings: dict[str, Any]
+    w0: jax.Array
+    sgd: Trajectory
+    flow: Trajectory
+    replica: Trajectory
+    times: np.ndarray
+    ipr: dict[str, np.ndarray]
+    lindeberg: dict[str, np.ndarray]
+    distance: Any
+    distance_replica: Any
+    noise_floor: float
+    level: float
+    t_break: np.ndarray
+
+
+def breakdown(scale: str = "chapter") -> Breakdown:
+    """Run paper Fig. 8: SGD and the exact-φ flow on NLGP(g = 100) and NLGP(g = 0.01), ξ = (0.3, 0.7).
+
+    Parameters
+    ----------
+    scale : {"chapter", "paper"}
+        The settings :data:`FIG8` (chapter: N = 40, batch 8000, lr 0.05, 1200 steps; paper: N = 100,
+        batch 50 000, lr 0.01, 6000 steps; the same horizon t = 60).
+
+    Returns
+    -------
+    Breakdown
+        The runs and their measurements.
+    """
+    settings = FIG8[check_scale(scale)]
+    n, batch = settings["n"], settings["batch"]
+    run = {k: settings[k] for k in ("lr", "steps", "checkpoints")}
+    tasks = [data.family_task("NLGP", g, xi=XI_SHORT) for g in (100.0, 0.01)]
+    w0 = models.init_weights(book.key(CHAPTER, "fig8-w0"), n, init_scale=1e-3, num=settings["inits"])
+    sgd = train.train_sweep(book.key(CHAPTER, "fig8-sgd"), tasks, w0, batch=batch, balanced=True, **run)
+    replica = train.train_online(book.key(CHAPTER, "fig8-replica"), tasks[1], w0, batch=batch, balanced=True, **run)
+    flow = cmp.flow_sweep(tasks, w0, **run)
+    times = np.asarray(sgd.times)
+    ipr = {"sgd": np.asarray(metrics.ipr(sgd.weights)), "flow": np.asarray(metrics.ipr(flow.weights))}
+    distance = metrics.normalized_distance(sgd.weights, flow.weights)
+    distance_replica = metrics.normalized_distance(sgd.weights[1], replica.weights)
+    lindeberg = {
+        k: np.stack(
+            [
+                np.asarray(assumptions.lindeberg_ratio(r.weights[p], task.covariances(n)[1]))
+                for p, task in enumerate(tasks)
+            ]
+        )
+        for k, r in (("sgd", sgd), ("flow", flow))
+    }
+    noise_floor = float(np.median(distance_replica)) / math.sqrt(2)
+    level = 3 * noise_floor
+    t_break = metrics.first_crossing(times, distance[0], level)
+    return Breakdown(
+        tasks, dict(settings), w0, sgd, flow, replica, times, ipr, lindeberg, distance, distance_replica,
+        noise_floor, level, t_break,
+    )  # fmt: skip
+
+
+@register("fig8_breakdown", CHAPTER)
+def fig8_breakdown(scale: str = "chapter") -> Built:
+    """Draw paper Fig. 8 (left): IPR, shape distance and Lindeberg ratio of SGD and the flow along the runs.
+
+    NLGP(g = 100) (4 initialisations, one row each) and NLGP(g = 0.01) (last row, with the SGD-vs-SGD
+    noise level), ξ = (0.3, 0.7); a green line where the distance first exceeds three noise floors.
+    Chapter: N = 40, batch 8000, lr 0.05, 1200 steps; paper: N = 100, batch 50 000, lr 0.01, 6000
+    steps (:data:`FIG8`; the same horizon t = 60).
+
+    Parameters
+    ----------
+    scale : {"chapter", "paper"}
+        The settings.
+
+    Returns
+    -------
+    Built
+        The figure and the :class:`Breakdown` (pass it to :func:`fig8_snapshots`).
+    """
+    b = breakdown(scale)
+    fig = new_figure((plotting.COLUMN_WIDTH, 10.5), layout="constrained")
+    axes = fig.subplots(b.settings["inits"] + 1, 3, sharex=True)
+    draw_breakdown(axes, b.times, b.ipr, b.distance, b.distance_replica, b.lindeberg, b.t_break, b.level)
+    return Built(fig, b)
+
+
+@register("fig8_snapshots", CHAPTER)
+def fig8_snapshots(scale: str = "chapter", *, runs: Breakdown | None = None) -> Built:
+    """Draw paper Fig. 8 (right): unit-norm fields of SGD and the flow around the break-down.
+
+    The first NLGP(100) initialisation before and just after its break-down time and at the end, and
+    the end on NLGP(0.01): the runs of :func:`fig8_breakdown`, at the same scales.
+
+    Parameters
+    ----------
+    scale : {"chapter", "paper"}
+        The settings (ignored when ``runs`` is given).
+    runs : Breakdown, optional
+        The runs of :func:`fig8_breakdown` (``fig8_breakdown().data``); computed when not given.
+
+    Returns
+    -------
+    Built
+        The figure and the :class:`Breakdown` it draws.
+    """
+    check_scale(scale)
+    if runs is None:
+        runs = breakdown(scale)
+    elif not isinstance(runs, Breakdown):
+        raise TypeError(f"runs must be a Breakdown (fig8_breakdown().data), got {type(runs).__name__}")
+    fig = new_figure((plotting.COLUMN_WIDTH, 5.0), layout="constrained")
+    axes = fig.subplots(2, 2, sharex=True, sharey=True)
+    draw_breakdown_snapshots(axes, runs.times, runs.sgd, runs.flow, float(runs.t_break[0]))
+    return Built(fig, runs)
