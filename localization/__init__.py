@@ -38,3 +38,44 @@ def float64_enabled() -> bool:
     import jax
 
     return bool(jax.config.jax_enable_x64)
+
+
+# -------------------------------------------------------------------------------------------------
+# The layout: every module of the package, by role (imported on first access, e.g.
+# ``localization.metrics``, so that ``import localization`` stays light)
+# -------------------------------------------------------------------------------------------------
+#: The packages: ``data`` distributions, ``theory`` closed forms and flows, ``experiments`` the
+#: chapters' back-ends (one module per chapter that computes anything), ``figures`` drawing.
+PACKAGES = ("data", "theory", "experiments", "figures")
+#: The core the packages share: networks, training, the analysis of fields and runs, the plumbing.
+CORE = (
+    "models",
+    "sgd",
+    "train",
+    "trajectory",
+    "field_analysis",
+    "metrics",
+    "prng",
+    "pytree",
+    "sharding",
+    "traced_task",
+    "validation",
+)
+#: The book's infrastructure: its conventions, measured claims, explorers and figure helpers.
+BOOK = ("book", "claims", "claims_sweep", "explorer", "plotting", "rasterise")
+
+__all__ = ["enable_float64", "float64_enabled", *PACKAGES, *CORE, *BOOK]
+
+
+def __getattr__(name: str):
+    """Import a module of :data:`__all__` on first access (PEP 562)."""
+    if name in PACKAGES or name in CORE or name in BOOK:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names with the lazily imported modules (:data:`__all__`)."""
+    return sorted(set(globals()) | set(__all__))

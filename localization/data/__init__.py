@@ -19,6 +19,8 @@ One concept per module:
 ``data.covariance_task``      two Gaussian classes with any given covariances (the exact Gaussian flow)
 ============================  =====================================================================
 
+Every module is listed in ``__all__``, with the names re-exported here (``data.NLGP``).
+
 Every model is sign-symmetric (S3), translation-invariant on the periodic index set (S2) and has unit
 marginal variance; see :mod:`localization.data.base` for the protocol and the pytree layout.
 
@@ -34,6 +36,19 @@ O(N log N) per sample. At the chapters' sizes the cost is dominated by the rando
 transform; see ``benchmarks/bench.py``. (``GaussianClone`` keeps a dense root: O(N**2).)
 """
 
+from localization.data import (
+    base,
+    clone,
+    copula,
+    covariance_task,
+    elliptical,
+    ising,
+    marginals,
+    pulse,
+    quadrature,
+    spectral,
+    task,
+)
 from localization.data.base import DataModel
 from localization.data.clone import GaussianClone
 from localization.data.copula import NLGP, CopulaModel, Gaussian, Kur, RootedKur, copula_covariance
@@ -73,6 +88,18 @@ from localization.data.spectral import (
 from localization.data.task import FAMILIES, LengthscaleTask, family_task
 
 __all__ = [
+    # the modules
+    "base",
+    "clone",
+    "copula",
+    "covariance_task",
+    "elliptical",
+    "ising",
+    "marginals",
+    "pulse",
+    "quadrature",
+    "spectral",
+    "task",
     # the protocol
     "DataModel",
     "CopulaModel",

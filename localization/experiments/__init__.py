@@ -1,20 +1,46 @@
-"""Chapter back-ends: the sweeps and comparisons the chapters (and ``benchmarks/bench.py``) call.
+"""Chapter back-ends: what a chapter computes by sampling, training or measuring runs (and what
+``benchmarks/bench.py`` times).
 
-One module per chapter or figure; they depend downward on ``theory``, ``train``, ``models``,
-``metrics`` and ``data``, and nothing below imports them.
+One module per chapter that computes anything, named after the chapter; they depend downward on
+``theory``, ``train``, ``models``, ``metrics`` and ``data``, and nothing in the library below them
+imports them (``figures`` may):
 
+* ``data_properties`` — *Idealized naturalistic data*: measured S1–S3 statistics of a data model;
 * ``simulation`` — *Localization in simulation* (paper §4.1, Fig. 5): IPR sweeps, Fig. 5, the
   Kur × length-scale phase diagram;
+* ``amplifier`` — *The amplifier φ*: assumption A2's discrepancy by conditional Monte Carlo;
 * ``comparison`` — *Effective dynamics vs simulation* (paper §4.2, Figs. 3, 8): SGD and the
   effective flow from the same initialisations, flow sweeps, the Monte Carlo SGD drift;
-* ``data_properties`` — *Idealized naturalistic data*: measured S1–S3 statistics of a data model;
 * ``many_neurons`` — *Many neurons* (paper §4.4, Figs. 6, 7 and 1 right): populations of receptive
-  fields of the committee machine and the two-layer network, on rings and tori.
+  fields of the committee machine and the two-layer network, on rings and tori (also *Receptive
+  fields in two dimensions*);
+* ``ica`` — *Independent component analysis*: FastICA (scikit-learn) on samples of a task or a data model;
+* ``gabor`` — *The Gabor hypothesis*: periodic Gabors, their least-squares fits, the uncertainty product;
+* ``sigmoid`` — *Sigmoid networks*: Monte Carlo counterparts of ``theory.sigmoid``;
+* ``specialisation`` — *Frequency specialisation in sigmoid networks*: populations at shifted length-scales, the reduced
+  two-population model;
+* ``gdln`` — *Gated deep linear networks*: gate flips along training runs, the frozen gate's OLS
+  field, Monte Carlo GDLN moments, random half-space gates;
+* ``hypercube`` — *Signals on the hypercube*: Monte Carlo laws of sign(Z) on small rings, the flow's task laws.
 
-The names in ``__all__`` are re-exported here (``experiments.fig5(key)``).
+Every module is listed in ``__all__``; the names of the first four chapters' back-ends are also
+re-exported here (``experiments.fig5(key)``); the others are used as modules
+(``experiments.gdln.gate_flips(...)``).
 """
 
-from localization.experiments import comparison, data_properties, many_neurons, simulation
+from localization.experiments import (
+    amplifier,
+    comparison,
+    data_properties,
+    gabor,
+    gdln,
+    hypercube,
+    ica,
+    many_neurons,
+    sigmoid,
+    simulation,
+    specialisation,
+)
 from localization.experiments.comparison import (
     Comparison,
     MonteCarloDrift,
@@ -55,10 +81,17 @@ from localization.experiments.simulation import (
 )
 
 __all__ = [
+    "amplifier",
     "comparison",
     "data_properties",
+    "gabor",
+    "gdln",
+    "hypercube",
+    "ica",
     "many_neurons",
+    "sigmoid",
     "simulation",
+    "specialisation",
     "Comparison",
     "MonteCarloDrift",
     "compare_flow_and_sgd",

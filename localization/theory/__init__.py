@@ -1,4 +1,11 @@
-"""Analytical objects of the paper (pure functions and pytrees; no training, no experiments).
+"""Analytical objects of the paper: closed forms and flows only (pure functions and pytrees).
+
+The rule (checked by ``tests/test_layout.py``): nothing here draws random numbers, fits a model to
+data or measures a training run, and nothing here imports ``train``, ``metrics``, the field analysis,
+``experiments``, ``figures`` or ``plotting``. The sampled, fitted and measured counterparts of these
+objects are the chapters' back-ends in :mod:`localization.experiments`. A function may still evaluate
+a definition on arrays it is given (a loss or a gated mean on a batch, a binned estimate from given
+samples): that is the definition, not a measurement of a run.
 
 Modules:
 
@@ -7,22 +14,42 @@ Modules:
 * ``tabulated`` — φ tabulated on [-1, 1] and interpolated (fast exact φ for flow integrations);
 * ``linearity`` — φ against the linear reference √(2/π) a (§3.2, App. B.1) and roots over a family;
 * ``effective`` — the effective early-time flow (Lemma 3.1, Eq. (5)) and the Gaussian closed forms;
-* ``derivation`` — the steps of the derivation of Lemma 3.1 as measurable quantities (App. C.1–C.2, C.4);
-* ``assumptions`` — assumptions A1–A3 behind the flow (§3.1), measured and computed exactly.
+* ``derivation`` — the steps of the derivation of Lemma 3.1, evaluated on given batches (App. C.1–C.2, C.4);
+* ``assumptions`` — assumptions A1–A3 behind the flow (§3.1): A1 by quadrature, exact values for
+  finite laws, A3's Lindeberg ratio, binned estimates from given samples (A2 by conditional Monte
+  Carlo: ``experiments.amplifier``);
 * ``mechanism`` — why the flow localizes: Fourier-mode rates, the constant state's stability, the IPR rate;
-* ``gaussian`` — the exact ReLU flow on Gaussian and elliptical data, its fixed points, sinusoid fits.
-* ``gates`` — gating structures of the gated deep linear network (the ``Gating`` protocol);
-* ``gdln`` — the GDLN flow, its exact solution, OLS limit and loss; ``gdln_moments`` — its moments.
-* ``hypercube`` — f(w) = E[1(⟨w, X⟩ ≥ 0) X] on {-1, +1}^n by exact enumeration, its closed forms.
+* ``gaussian`` — the exact ReLU flow on Gaussian and elliptical data and its fixed points;
+* ``gates`` — gating structures of the gated deep linear network (the ``Gating`` protocol) and the
+  Gaussian closed forms of half-space gates (agreement of two gates, the preactivation's kurtosis);
+* ``gdln`` — the GDLN flow, its exact solution, OLS limit and loss;
+* ``gdln_moments`` — the GDLN moments b and A in closed form;
+* ``hypercube`` — f(w) = E[1(⟨w, X⟩ ≥ 0) X] on {-1, +1}^n by exact enumeration, its closed forms;
 * ``hypercube_flow`` — the neuron's exact flow c(w) − A(w)w on two laws on {-1, +1}^n, its integration
   and fixed points;
 * ``sigmoid`` — closed forms of the erf network: bias flow, spread of preactivations, starting losses.
 
-The names listed in ``__all__`` are re-exported here (``theory.amplifier_of(m)``,
-``theory.integrate_effective(...)``); ``derivation``, ``assumptions`` and ``gaussian`` are used as modules.
+Every module is listed in ``__all__``; the names of ``amplifier``, ``tabulated``, ``linearity``,
+``effective`` and ``mechanism`` are also re-exported here (``theory.amplifier_of(m)``,
+``theory.integrate_effective(...)``); the other modules are used as modules (``theory.gdln.ols_limit``).
 """
 
-from localization.theory import assumptions, derivation, gates, gaussian, gdln, gdln_moments
+from localization.theory import (
+    amplifier,
+    assumptions,
+    derivation,
+    effective,
+    gates,
+    gaussian,
+    gdln,
+    gdln_moments,
+    hypercube,
+    hypercube_flow,
+    linearity,
+    mechanism,
+    sigmoid,
+    tabulated,
+)
 from localization.theory.amplifier import (
     Amplifier,
     AmplifierDerivatives,
@@ -56,12 +83,20 @@ from localization.theory.mechanism import (
 from localization.theory.tabulated import TabulatedAmplifier, tabulate_amplifier
 
 __all__ = [
+    "amplifier",
     "assumptions",
     "derivation",
-    "gaussian",
+    "effective",
     "gates",
+    "gaussian",
     "gdln",
     "gdln_moments",
+    "hypercube",
+    "hypercube_flow",
+    "linearity",
+    "mechanism",
+    "sigmoid",
+    "tabulated",
     "Amplifier",
     "AmplifierDerivatives",
     "CubicTaylor",
