@@ -1,23 +1,35 @@
-"""Trajectories on the book's time axis, shared by training and by the theory's flows.
+"""Trajectories on the book's time axis and the one loop that records them.
 
 The book's time convention: t = (number of SGD steps) × (learning rate). Online SGD, full-batch
-gradient descent (:mod:`localization.train`) and the integrators of the theory's flows
-(:mod:`localization.theory.effective`) record weights at the same checkpoint steps
-(:func:`checkpoint_steps`) and return the same :class:`Trajectory`, so flows and SGD overlay without
+gradient descent (:mod:`localization.train`), the integrators of the theory's flows
+(:mod:`localization.theory.effective`, :mod:`localization.theory.hypercube_flow`) and the reduced
+two-population model (:mod:`localization.experiments.specialisation`) all iterate a step function
+with :func:`checkpointed_scan`, record the state at the same checkpoint steps
+(:func:`checkpoint_steps`, :func:`checkpoint_gaps`), check for divergence with
+:func:`require_finite`, and return the same :class:`Trajectory`, so flows and SGD overlay without
 reindexing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from localization import validation as v
 
-__all__ = ["Trajectory", "checkpoint_steps"]
+__all__ = [
+    "Trajectory",
+    "checkpoint_steps",
+    "checkpoint_gaps",
+    "checkpointed_scan",
+    "DivergenceError",
+    "require_finite",
+]
 
 
 class Trajectory(NamedTuple):
@@ -40,8 +52,17 @@ class Trajectory(NamedTuple):
     loss: Any = None
 
     def select(self, index: Any) -> Trajectory:
-        """The trajectory at ``index`` of the leading axes (e.g. one task of a sweep, one
-        initialisation): ``weights`` and ``loss`` indexed in front, ``times`` and ``steps`` shared."""
+        """Return the trajectory at ``index`` of the leading axes (one task of a sweep, one initialisation).
+
+        Parameters
+        ----------
+        index : int, slice or index array applied in front of ``weights`` and ``loss``.
+
+        Returns
+        -------
+        Trajectory
+            ``weights`` and ``loss`` indexed in front; ``times`` and ``steps`` shared.
+        """
 
         def pick(tree: Any) -> Any:
             return None if tree is None else jax.tree_util.tree_map(lambda leaf: leaf[index], tree)
@@ -52,9 +73,26 @@ class Trajectory(NamedTuple):
 def checkpoint_steps(checkpoints: int | Sequence[int] | np.ndarray, steps: int) -> np.ndarray:
     """Normalise ``checkpoints`` to a sorted int64 array of step indices in [0, steps].
 
-    ``checkpoints`` is an int C (C evenly spaced indices from 0 to ``steps`` inclusive, rounded,
-    duplicates dropped; C = 1 means only the final step) or a non-decreasing 1-D sequence of ints in
-    [0, steps] (same convention as ``theory.integrate_effective``).
+    Parameters
+    ----------
+    checkpoints : int or sequence of int
+        An int C (C evenly spaced indices from 0 to ``steps`` inclusive, rounded, duplicates
+        dropped; C = 1 means only the final step) or a non-decreasing 1-D sequence of ints in
+        [0, steps].
+    steps : int
+        The number of steps (≥ 0).
+
+    Returns
+    -------
+    numpy.ndarray
+        (C,) int64 step indices, non-decreasing.
+
+    Raises
+    ------
+    TypeError
+        When ``checkpoints`` is neither an int nor a non-empty 1-D sequence of ints.
+    ValueError
+        When an index lies outside [0, steps] or the sequence decreases.
     """
     steps = v.integer("steps", steps, minimum=0)
     if isinstance(checkpoints, (int, np.integer)) and not isinstance(checkpoints, bool):
@@ -72,3 +110,89 @@ def checkpoint_steps(checkpoints: int | Sequence[int] | np.ndarray, steps: int) 
     if np.any(np.diff(arr) < 0):
         raise ValueError(f"checkpoints must be non-decreasing, got {arr.tolist()}")
     return arr.astype(np.int64)
+
+
+def checkpoint_gaps(steps_at: np.ndarray) -> np.ndarray:
+    """Return the number of steps between consecutive checkpoints (the first counted from step 0).
+
+    Parameters
+    ----------
+    steps_at : (C,) non-decreasing int array of checkpoint steps (from :func:`checkpoint_steps`).
+
+    Returns
+    -------
+    numpy.ndarray
+        (C,) int32 gaps, ``gaps[c] = steps_at[c] - steps_at[c - 1]`` with ``steps_at[-1] = 0``; the
+        ``gaps`` argument of :func:`checkpointed_scan`.
+    """
+    return np.diff(np.concatenate([[0], np.asarray(steps_at, np.int64)])).astype(np.int32)
+
+
+def checkpointed_scan(
+    step: Callable[[Any, jax.Array], Any],
+    state: Any,
+    gaps: Any,
+    record: Callable[[Any, jax.Array], Any] | None = None,
+) -> Any:
+    """Iterate ``state = step(state, t)`` and record at checkpoints (inside ``jit``; no validation).
+
+    The one integration loop of the library: ``lax.scan`` over the checkpoints, ``lax.fori_loop``
+    over the steps between two of them, the step index ``t`` (int32, counted from 0) carried along,
+    so step ``t`` of a long run is step ``t`` of a short one (online SGD draws its batch of step
+    ``t`` with ``jax.random.fold_in(key, t)``).
+
+    Parameters
+    ----------
+    step : callable ``(state, t) -> state`` with the same pytree structure, shapes and dtypes.
+    state : pytree, the initial state (step 0).
+    gaps : (C,) int array (traced is fine) of steps between consecutive checkpoints, from
+        :func:`checkpoint_gaps`; a gap of 0 records the same state again.
+    record : callable ``(state, t) -> pytree`` evaluated at each checkpoint, ``t`` the number of
+        steps done; default the state itself.
+
+    Returns
+    -------
+    pytree
+        The records stacked along a new leading axis of length C.
+    """
+
+    def advance(_, carry):
+        s, t = carry
+        return step(s, t), t + 1
+
+    def segment(carry, gap):
+        carry = lax.fori_loop(0, gap, advance, carry)
+        s, t = carry
+        return carry, (s if record is None else record(s, t))
+
+    _, recorded = lax.scan(segment, (state, jnp.zeros((), jnp.int32)), gaps)
+    return recorded
+
+
+class DivergenceError(FloatingPointError, ValueError):
+    """A run left the finite numbers (NaN or inf in its state): the step is too large for the problem.
+
+    A ``FloatingPointError`` (an arithmetic failure) and a ``ValueError`` (the step size given is
+    outside the range in which the iteration is stable).
+    """
+
+
+def require_finite(tree: Any, message: str) -> None:
+    """Raise :class:`DivergenceError` with ``message`` unless every leaf of ``tree`` is finite.
+
+    The one divergence check of the library's loops, applied on the host to what
+    :func:`checkpointed_scan` recorded (NaN and inf persist once reached, so the recorded states
+    suffice).
+
+    Parameters
+    ----------
+    tree : pytree of arrays (recorded states).
+    message : str, the error's text (say what diverged and what to change).
+
+    Raises
+    ------
+    DivergenceError
+        When some entry is NaN or infinite.
+    """
+    if not all(bool(jnp.all(jnp.isfinite(leaf))) for leaf in jax.tree_util.tree_leaves(tree)):
+        raise DivergenceError(message)
