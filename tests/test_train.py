@@ -1,6 +1,7 @@
 """Tests for localization.train: gradients, SGD vs the exact Gaussian gradient flow, vmap/sweep
 equivalences, reproducibility, checkpoints and argument validation."""
 
+import dataclasses
 import math
 
 import jax
@@ -355,3 +356,47 @@ def test_train_online_inside_jit_equals_the_eager_call():
     np.testing.assert_array_equal(np.asarray(loss), np.asarray(eager.loss))
     with pytest.raises(ValueError, match="w0 must be finite"):
         run(np.full((2, N), np.inf))
+
+
+# --------------------------------------------------------------------------------------- settings
+def test_online_settings_validate_once_and_normalise():
+    s = train.OnlineSettings(lr=1, batch=4, steps=10, checkpoints=np.array([0, 5, 10]), n=10, dtype="float32")
+    assert (s.lr, s.checkpoints, s.n, s.dtype) == (1.0, (0, 5, 10), (10,), np.dtype("float32"))
+    assert isinstance(s.lr, float) and train.OnlineSettings(lr=0.1, batch=1, steps=3).checkpoints == 101
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.lr = 2.0
+    bad = [
+        (ValueError, "lr must be positive", dict(lr=0.0)),
+        (ValueError, "batch must be an integer >= 2", dict(batch=1, balanced=True)),
+        (ValueError, r"streams must be one of \('shared', 'per_init'\), got 'each'", dict(streams="each")),
+        (ValueError, "prng must be one of", dict(prng="mt")),
+        (ValueError, "checkpoints must lie in", dict(checkpoints=[0, 11])),
+        (TypeError, "balanced must be a bool", dict(balanced=1)),
+    ]
+    for exc, msg, kw in bad:
+        with pytest.raises(exc, match=msg):
+            train.OnlineSettings(**{**dict(lr=0.1, batch=4, steps=10), **kw})
+        with pytest.raises(exc, match=msg):  # replacing a field validates again
+            train.OnlineSettings.of(s, **kw)
+    with pytest.raises(TypeError, match=r"unknown training settings \['learning_rate'\]"):
+        train.OnlineSettings.of(None, learning_rate=0.1, batch=4, steps=10)
+    with pytest.raises(TypeError, match="settings must be an OnlineSettings or None, got dict"):
+        train.train_online(jax.random.key(0), gaussian_task(), np.ones(N), {"lr": 0.1})
+
+
+def test_settings_object_and_keywords_give_the_same_run():
+    """train_online/train_sweep with an OnlineSettings, with its fields as keywords, or with a field
+    replaced by a keyword: bit-identical trajectories."""
+    key, w0 = jax.random.key(2), np.full((2, N), 0.1)
+    fields = dict(lr=0.1, batch=8, steps=6, checkpoints=3, record_loss=True)
+    s = train.OnlineSettings(**{**fields, "steps": 99})
+    a = train.train_online(key, gaussian_task(), w0, **fields)
+    b = train.train_online(key, gaussian_task(), w0, s, steps=6)
+    np.testing.assert_array_equal(np.asarray(a.weights), np.asarray(b.weights))
+    np.testing.assert_array_equal(np.asarray(a.loss), np.asarray(b.loss))
+    np.testing.assert_array_equal(np.asarray(a.steps), [0, 3, 6])
+    tasks = [LengthscaleTask(NLGP(XI[0], g), NLGP(XI[1], g)) for g in (3.0, 50.0)]
+    c = train.train_sweep(key, tasks, w0, train.OnlineSettings(**fields))
+    d = train.train_sweep(key, tasks, w0, **fields)
+    np.testing.assert_array_equal(np.asarray(c.weights), np.asarray(d.weights))
+    np.testing.assert_array_equal(np.asarray(c.loss), np.asarray(d.loss))
