@@ -1,4 +1,6 @@
 # The two commands: `make book` and `make test`. Each creates the environment when it is missing.
+# While working: `make test-fast` (unit tests not marked slow, about a minute), `make test-unit` (every
+# unit test), `make lint`.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -31,16 +33,24 @@ LOCALIZATION_SEED ?= 0
 export LOCALIZATION_SEED
 CHECK_SEED ?= 1
 
-.PHONY: help env book test lint test-unit test-notebooks test-site lab serve references bench lock clean offline-assets update-offline-assets browser
+.PHONY: help env book test lint test-fast test-unit test-notebooks test-site lab serve references bench lock clean offline-assets update-offline-assets browser
 
 help:
 	@echo "make book   - set up (if needed), execute every chapter, write the site to _build/html"
-	@echo "make test   - set up (if needed), run unit tests, nbval on every chapter, the strict book build and the browser check"
+	@echo "make test   - set up (if needed), run lint, every unit test, nbval on every chapter, the strict book build and the browser check (about an hour on 2 cores)"
+	@echo ""
+	@echo "while working:"
+	@echo "make test-fast  - unit tests not marked slow (pytest -m 'not slow'; about a minute on 2 cores)"
+	@echo "make test-unit  - every unit test (slow ones too; about 15 minutes on 2 cores)"
+	@echo "make lint       - ruff check, ruff format --check, and the chapters' code cells (run first by make test)"
+	@echo "make test-notebooks - nbval: re-execute every chapter with a second seed and compare its outputs with tests/references"
+	@echo "make test-site  - the browser check of the built site (needs make book first; run last by make test)"
+	@echo ""
 	@echo "make lab    - open the chapters as notebooks in JupyterLab (jupytext)"
 	@echo "make serve  - serve _build/html on http://127.0.0.1:8000"
 	@echo "make references - re-execute chapters into tests/references/*.ipynb (review the diff before committing)"
 	@echo "make bench  - library speed benchmarks"
-	@echo "make lint   - ruff check and ruff format --check (run first by make test)"
+	@echo "make browser - find (or install) the headless browser the site check uses"
 
 # --- environment -------------------------------------------------------------------------------
 env: $(STAMP)
@@ -93,9 +103,9 @@ book: env offline-assets
 XDIST := -n 2
 
 test: env lint browser
-	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/test_site.py $(XDIST)
+	$(MAKE) --no-print-directory test-unit
 	$(MAKE) --no-print-directory -j2 test-notebooks book
-	$(PY) -m pytest tests/test_site.py -q -p no:cacheprovider
+	$(MAKE) --no-print-directory test-site
 
 # Lint (pyflakes, pycodestyle, import order, bugbear, pyupgrade) and formatting, configured in pyproject.toml.
 # The chapters' code cells (through jupytext) get pyflakes and syntax checks: an undefined or unused
@@ -115,6 +125,16 @@ test-notebooks: env
 
 test-unit: env
 	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/test_site.py $(XDIST)
+
+# The developer's loop: the unit tests not marked `slow` (the marker is registered in pyproject.toml;
+# a test is marked slow when it takes more than a few seconds).
+test-fast: env
+	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/test_site.py -m "not slow" $(XDIST)
+
+# The browser check of the built site (headless Chromium, network cut off): run after `make book`.
+test-site: env browser
+	@test -d _build/html || { echo "test-site checks the built site: run 'make book' first (no _build/html)"; exit 1; }
+	$(PY) -m pytest tests/test_site.py -q -p no:cacheprovider
 
 # Regenerate the nbval references from the .md sources (then review `git diff tests/references`).
 # CHAPTERS=book/data.md limits it to some chapters.
