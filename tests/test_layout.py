@@ -362,3 +362,43 @@ def test_keys_come_first_and_positional(path):
 def test_module_length(path):
     lines = len(path.read_text().splitlines())
     assert lines <= MAX_LINES, f"{path.relative_to(ROOT)} has {lines} lines (> {MAX_LINES}): split it by concept"
+
+
+# -------------------------------------------------------------------------------------------------
+# the README's layout table matches the tree
+# -------------------------------------------------------------------------------------------------
+def _readme_modules() -> set[str]:
+    """Module names of the README's library table: a row's first name is absolute (``localization.x``)
+    or, indented, relative to the last package row; further names (``.y``) share the first's parent."""
+    text = (ROOT / "README.md").read_text()
+    start = text.index("| module | what it holds |")
+    names, package = set(), "localization"
+    for line in text[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        cell = line.split("|")[1]
+        found = [t for t in cell.split("`")[1::2] if t.strip()]
+        if not found:
+            continue
+        first = found[0].strip()
+        if first.startswith("localization"):
+            parent = first.rsplit(".", 1)[0]
+            names.add(first)
+            if (PACKAGE / first.split(".", 1)[-1] / "__init__.py").is_file() and first != "localization":
+                package = first
+        else:
+            parent = package
+            names.add(parent + first)
+        names.update(parent + t.strip() for t in found[1:] if t.strip().startswith("."))
+    return names
+
+
+def test_readme_layout_table_lists_every_module():
+    """Every root module and package, and every module of data/, theory/ and experiments/, has a row."""
+    expected = {f"localization.{m}" for m in _modules_of(PACKAGE)} | {"localization.__main__"}
+    for package in ("data", "theory", "experiments"):
+        expected |= {f"localization.{package}.{m}" for m in _modules_of(PACKAGE / package)}
+    listed = _readme_modules()
+    assert not expected - listed, f"README's layout table misses {sorted(expected - listed)}"
+    stale = {m for m in listed if not _is_module(m)}
+    assert not stale, f"README's layout table lists modules that do not exist: {sorted(stale)}"
