@@ -9,10 +9,10 @@
 * :func:`plot_marginal` — law of one coordinate ``X_i`` (atoms as stems, densities as curves),
   optionally with a histogram of samples and the standard-normal reference.
 * :func:`plot_samples` — a few input vectors, coloured by class.
-* :func:`plot_model_row` — one row of the data chapter's figures: a long- and a short-lengthscale
-  sample, the covariance and the marginal of a pair of data models.
-* :func:`plot_amplifier` — φ of a marginal beside its cubic Taylor polynomial and the linear
-  reference, and the deviation from that line (the amplifier chapter's family figure).
+* :func:`axes_grid` — check the array of axes a drawing function is given.
+
+A chapter's figures (settings, computation and drawing: one builder per figure) live in
+:mod:`localization.figures`; this module holds what they share: the style and the panels above.
 
 Every plotting helper draws on an ``ax`` passed in and returns what it drew; none creates or shows
 figures.
@@ -20,15 +20,12 @@ figures.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import jax
 import matplotlib.colors
 import numpy as np
-from numpy.typing import ArrayLike
+from jax.typing import ArrayLike
 
-from localization import theory
 from localization import validation as v
 from localization.models import Params
 from localization.trajectory import Trajectory
@@ -47,8 +44,7 @@ __all__ = [
     "plot_receptive_field",
     "plot_marginal",
     "plot_samples",
-    "plot_model_row",
-    "plot_amplifier",
+    "axes_grid",
 ]
 
 #: Colour of time: viridis (perceptually uniform, safe for common colour-vision deficiencies) cut at
@@ -107,6 +103,36 @@ def use_book_style() -> None:
     import matplotlib as mpl
 
     mpl.rcParams.update(BOOK_STYLE)
+
+
+def axes_grid(name: str, axes: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """Check that ``axes`` is an array of Matplotlib Axes of the given shape (the figures' helper).
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the error message.
+    axes : array_like of matplotlib Axes
+        The panels a drawing function was given.
+    shape : tuple of int
+        The shape the drawing function needs.
+
+    Returns
+    -------
+    np.ndarray
+        ``axes`` as an object array of that shape.
+
+    Raises
+    ------
+    ValueError
+        If the shape differs or an entry is not an Axes.
+    """
+    from matplotlib.axes import Axes
+
+    grid = np.asarray(axes, dtype=object)
+    if grid.shape != tuple(shape) or not all(isinstance(ax, Axes) for ax in grid.flat):
+        raise ValueError(f"{name} must be a {tuple(shape)} array of Matplotlib Axes, got shape {grid.shape}")
+    return grid
 
 
 def _check_ax(ax):
@@ -388,65 +414,3 @@ def plot_samples(
     ax.set_xlabel("position $i$")
     ax.set_ylabel("$x_i$")
     return lines
-
-
-def plot_model_row(
-    axes: Any, model_long: Any, model_short: Any, n: int, key: jax.Array, num_marginal: int = 20_000
-) -> Any:
-    """One row of the data figures on four ``axes``: a long- and a short-lengthscale sample (y = 1,
-    y = 0), the long-lengthscale covariance, and the marginal law of one coordinate (exact law and a
-    histogram of ``num_marginal`` draws). ``key`` is split into the three draws. Returns the
-    covariance image (for a colour bar)."""
-    n = v.integer("n", n, 2)
-    num_marginal = v.integer("num_marginal", num_marginal, 1)
-    k_long, k_short, k_marg = jax.random.split(key, 3)
-    for ax, model, k, y in ((axes[0], model_long, k_long, 1), (axes[1], model_short, k_short, 0)):
-        x = np.asarray(model.sample(k, 1, n))[0]
-        ax.plot(np.arange(n), x, "-", lw=1, color=CLASS_COLORS[y])
-        ax.plot(np.arange(n), x, ".", ms=2.5, color="k")
-        ax.set_xlim(0, n - 1)
-        ax.set_title(f"{model!r}, $y = {y}$")
-        ax.set_xlabel("position $i$")
-    axes[0].set_ylabel("$x_i$")
-    im = axes[2].imshow(np.asarray(model_long.covariance(n)), cmap="RdBu_r", vmin=-1, vmax=1)
-    axes[2].set_xticks([])
-    axes[2].set_yticks([])
-    axes[2].grid(False)
-    axes[2].set_title("covariance (y = 1)")
-    marg = model_long.marginal
-    plot_marginal(axes[3], marg, samples=marg.sample(k_marg, num_marginal))
-    axes[3].set_title(f"marginal, $\\kappa - 3 = {marg.excess_kurtosis:.3g}$")
-    return im
-
-
-def plot_amplifier(top: Any, bottom: Any, marginal: Any, a: ArrayLike, *, name: str) -> np.ndarray:
-    r"""φ of ``marginal`` (paper Eq. (6)) on the points ``a`` of [0, 1], on two axes.
-
-    ``top``: the linear reference :math:`\sqrt{2/\pi}\,a` (dashed), the cubic Taylor polynomial
-    (when the fourth moment is finite) and φ, titled with ``name`` and the exact excess kurtosis;
-    ``bottom``: the deviations from the line, with the vertical range set by φ's. Returns the
-    deviation of φ.
-    """
-    a = np.asarray(v.float_array("a", a, ndim_min=1), dtype=np.float64)
-    slope = math.sqrt(2 / math.pi)
-    phi = theory.amplifier(marginal)
-    top.plot(a, slope * a, "--", color="0.6", label=r"$\sqrt{2/\pi}\,a$")
-    dev_taylor = None
-    if math.isfinite(marginal.fourth_moment):
-        taylor = theory.evaluate_amplifier(theory.amplifier_taylor(marginal), a)
-        top.plot(a, taylor, color="C3", label="cubic Taylor")
-        dev_taylor = taylor - slope * a
-    top.plot(a, theory.evaluate_amplifier(phi, a), color="k", label=r"$\varphi$")
-    ek = marginal.excess_kurtosis
-    top.set_title(f"{name}, excess kurtosis {'∞' if math.isinf(ek) else f'{ek:.3f}'}")
-    top.legend(frameon=False)
-    dev = theory.linear_deviation(phi, a)
-    bottom.plot(a, dev, color="k")
-    if dev_taylor is not None:
-        bottom.plot(a, dev_taylor, color="C3")
-    bottom.axhline(0, color="0.6", lw=0.8)
-    lim = 1.3 * max(float(np.max(np.abs(dev))), 1e-4)
-    bottom.set_ylim(-lim, lim)
-    bottom.set_xlabel(r"$a$")
-    bottom.set_ylabel(r"$\varphi-\sqrt{2/\pi}\,a$")
-    return dev

@@ -1,6 +1,9 @@
-"""``python -m localization figures``: the registry, the command line and its errors, one rendered
-figure (the cheapest), and the settings the registry copies from the chapters."""
+"""The figures: the registry and ``python -m localization figures`` (command line, errors, one rendered
+figure), one builder per figure (each registered builder is the function its chapter calls, and no
+chapter draws a registered figure itself), the cheap builders' results, and the drawing functions."""
 
+import inspect
+import re
 import struct
 import subprocess
 import sys
@@ -126,80 +129,61 @@ def test_module_entry_point_runs():
     assert done.returncode == 2 and "valid names" in done.stderr and "Traceback" not in done.stderr
 
 
-# settings each registry entry copies from its chapter: a change in the chapter must be made here too
-COPIED = {
-    "simulation": [
-        "EVO = dict(lr=0.05, batch=1000, steps=1000, inits=8, checkpoints=41)",
-        "FIG5 = ex.PAPER_FIG5.replace(batch=1000, steps=4000, checkpoints=41)",
-        "PD = dict(ks=(4.5, 5.0, 5.4, 6.1, 7.0, 10.0, 50.0), ratios=(1.4, 2.0, 3.0, 5.0), xi0=0.5,",
-        "inits=4, batch=250, steps=2000, checkpoints=11)",
-        'keys["evo"]',
-        'keys["fig5"]',
-        'keys["phase"]',
-    ],
-    "effective_dynamics": [
-        "N, XI, J = 40, (1.0, 3.0), (0.3, 0.7)",
-        '"Ising": data.LengthscaleTask(data.Ising(J[0]), data.Ising(J[1])),',
-        '"NLGP(0.01)": data.LengthscaleTask.of(data.NLGP, xi=XI, gain=0.01),',
-        '"Kur(5)": data.LengthscaleTask.of(data.Kur, xi=XI, k=5.0),',
-        "LR, STEPS = 0.05, 2000",
-        'W30 = models.init_weights(book.key(CH, "peaks-w0"), N, init_scale=1e-3, num=30)',
-        'book.key(CH, "peaks-ising"), FIG3["Ising"], W30, lr=LR, batch=2000',
-        'book.key(CH, "modes-sgd", j), task, W30, lr=LR, batch=1000, steps=STEPS',
-        "figures.draw_sgd_vs_flow(axes, fig3)",
-        "XI_S = (0.3, 0.7)",
-        'F8_TASKS = [data.family_task("NLGP", g, xi=XI_S) for g in (100.0, 0.01)]',
-        "F8 = dict(lr=0.05, steps=1200, checkpoints=121)",
-        'w8 = models.init_weights(book.key(CH, "fig8-w0"), N, init_scale=1e-3, num=4)',
-        'sgd8 = train.train_sweep(book.key(CH, "fig8-sgd"), F8_TASKS, w8, batch=8000, balanced=True, **F8)',
-        'train.train_online(book.key(CH, "fig8-replica"), F8_TASKS[1], w8, batch=8000, balanced=True, **F8)',
-        "noise_floor = float(np.median(dist_replica)) / math.sqrt(2)",
-        "LEVEL = 3 * noise_floor",
-    ],
-    "data": ['figures.draw_data_models(axes, keys["models"], n=100)'],
-    "mechanism": [
-        "N, XI = 40, (1.0, 3.0)",
-        '"Gaussian": data.LengthscaleTask.of(data.Gaussian, xi=XI),',
-        '"NLGP(3)": data.LengthscaleTask.of(data.NLGP, xi=XI, gain=3.0),',
-        '"Kur(5)": data.LengthscaleTask.of(data.Kur, xi=XI, k=5.0),',
-        'COLORS = {"Gaussian": "0.35", "NLGP(3)": "C3", "Kur(5)": "C0"}',
-        "grid = np.linspace(1e-3, 1.0, 400)",
-        'w0 = np.asarray(jax.random.normal(book.key(CH, "w0"), (8, N), dtype=np.float64))',
-        "T_SNAP = [0.0, 5.0, 10.0, 20.0, 200.0]",
-        'phi = (lambda a: C * a) if name == "Gaussian" else FAST[name]',
-        "TRAJ[name] = theory.integrate_effective(w0[0], phi, *COV[name], lr=0.05, steps=STEPS[-1],",
-        "checkpoints=np.arange(0, STEPS[-1] + 1, 20))",
-        "figures.mechanism.draw_gain(ax, grid, GAIN, ALPHA, slope=C, colors=COLORS)",
-        "figures.mechanism.draw_flow_snapshots(axes, TRAJ, SIGMA1, STEPS, colors=COLORS)",
-        'SHOWN = {name: SPLIT[name] for name in ("NLGP(3)", "Kur(5)")}',
-        "figures.mechanism.draw_ipr_split(axes, TRAJ, SHOWN, N, colors=COLORS, tmax=100)",
-    ],
-    "intro": [
-        "n, xi = 40, (1.0, 3.0)",
-        "lr, batch, steps = 0.05, 10_000, 2000",
-        'book.key("intro", "data")',
-        'book.key("intro", "init"), (n,), init_scale=1e-3',
-    ],
-}
-
-
-@pytest.mark.parametrize("chapter", sorted(COPIED))
-def test_registry_settings_are_the_chapters(chapter):
-    text = (ROOT / "book" / f"{chapter}.md").read_text()
-    missing = [snippet for snippet in COPIED[chapter] if snippet not in text]
-    assert not missing, f"book/{chapter}.md no longer has {missing}: update localization/figures/registry.py"
-
-
 def test_draw_functions_check_their_axes():
     from matplotlib.figure import Figure
 
     axes = Figure().subplots(2, 4)
     with pytest.raises(ValueError, match=r"axes must be a \(4, 3\) array"):
-        figures.draw_data_models(axes, None)
+        figures.data.draw_data_models(None, axes)
+    with pytest.raises(ValueError, match=r"axes must be a \(4,\) array"):
+        figures.data.draw_model_row(None, axes[0, :3], None, None, 10)
     with pytest.raises(TypeError, match="result must be a Fig5Result"):
-        figures.draw_ipr_vs_kurtosis(axes[0, 0], {"nlgp": None})
+        figures.simulation.draw_ipr_vs_kurtosis(axes[0, 0], {"nlgp": None})
     with pytest.raises(TypeError, match="pd must be a PhaseDiagram"):
-        figures.draw_phase_diagram(axes[0, 0], None, 40)
+        figures.simulation.draw_phase_diagram(axes[0, 0], None, 40)
+    with pytest.raises(ValueError, match="one panel per run"):
+        figures.simulation.draw_field_grid(axes, {"a": None})
+
+
+def test_draw_model_row_draws_the_samples_covariance_and_marginal():
+    import jax
+    from matplotlib.figure import Figure
+
+    from localization import data, plotting
+
+    axes = Figure().subplots(1, 4)
+    long_model, short_model = data.NLGP(xi=5.0, gain=3.0), data.NLGP(xi=1.0, gain=3.0)
+    key = jax.random.key(3)
+    im = figures.data.draw_model_row(key, axes, long_model, short_model, 30, num_marginal=500)
+    k_long, k_short, _ = jax.random.split(key, 3)
+    np.testing.assert_array_equal(axes[0].lines[0].get_ydata(), np.asarray(long_model.sample(k_long, 1, 30))[0])
+    np.testing.assert_array_equal(axes[1].lines[0].get_ydata(), np.asarray(short_model.sample(k_short, 1, 30))[0])
+    assert axes[0].lines[0].get_color() == plotting.CLASS_COLORS[1]  # long = class 1
+    np.testing.assert_allclose(im.get_array(), np.asarray(long_model.covariance(30)))
+    assert f"{long_model.marginal.excess_kurtosis:.3g}" in axes[3].get_title()
+    with pytest.raises(ValueError, match="n must be"):
+        figures.data.draw_model_row(key, axes, long_model, short_model, 1)
+
+
+def test_draw_amplifier_deviation_and_curves():
+    import math
+
+    from matplotlib.figure import Figure
+
+    from localization import data, theory
+
+    top, bottom = Figure().subplots(2, 1)
+    a = np.linspace(0.01, 0.99, 50)
+    m = data.Kur(xi=1.0, k=10.0).marginal
+    dev = figures.amplifier.draw_amplifier(top, bottom, m, a, name="Kur(k = 10)")
+    np.testing.assert_allclose(dev, theory.linear_deviation(theory.amplifier_of(m), a), rtol=0, atol=1e-15)
+    assert len(top.lines) == 3 and len(bottom.lines) == 3  # line, Taylor, phi / phi, Taylor, zero
+    np.testing.assert_allclose(top.lines[0].get_ydata(), math.sqrt(2 / math.pi) * a)
+    assert top.get_title().startswith("Kur(k = 10), excess kurtosis") and "-0.9" in top.get_title()
+    # a divergent fourth moment: no Taylor curve
+    top, bottom = Figure().subplots(2, 1)
+    figures.amplifier.draw_amplifier(top, bottom, data.Kur(xi=1.0, k=4.0).marginal, a, name="Kur(k = 4)")
+    assert len(top.lines) == 2 and len(bottom.lines) == 2 and "∞" in top.get_title()
 
 
 # Figures are drawn at the page column's width in the book style, so that no text is shown smaller than
@@ -240,17 +224,97 @@ def test_cheap_figures_fit_the_column_with_caption_sized_text(name):
     assert len(sizes) > 5 and not small, small
 
 
-def test_every_registered_figure_is_created_at_most_column_wide():
-    """Every builder creates its figure with a width of at most plotting.COLUMN_WIDTH inches (read from
-    the registry's source: the expensive figures are not built here)."""
-    import inspect
-    import re
+def test_new_figure_is_at_most_column_wide_and_outside_pyplot():
+    """Every builder creates its figure with registry.new_figure, which refuses a figure wider than
+    the page column (so no registered figure is, whether cheap or not)."""
+    import matplotlib.pyplot as plt
 
     from localization import plotting
 
+    fig = figures.new_figure((plotting.COLUMN_WIDTH, 2.0), layout="constrained")
+    assert fig.get_figwidth() == plotting.COLUMN_WIDTH and fig.get_layout_engine() is not None
+    assert fig not in [plt.figure(n) for n in plt.get_fignums()]
+    for bad in [(plotting.COLUMN_WIDTH + 0.1, 2.0), (0.0, 2.0), (3.0, -1.0)]:
+        with pytest.raises(ValueError, match="figsize must be"):
+            figures.new_figure(bad)
     for name, entry in figures.FIGURES.items():
-        widths = [float(w) for w in re.findall(r"_figure\(\(([0-9.]+),", inspect.getsource(entry.build))]
-        assert widths and max(widths) <= plotting.COLUMN_WIDTH, (name, widths)
+        source = inspect.getsource(entry.build)
+        assert "new_figure(" in source and "plt." not in source, name
+
+
+def _chapter_code(chapter):
+    """The code cells of book/<chapter>.md, as one string."""
+    text = (ROOT / "book" / f"{chapter}.md").read_text(encoding="utf-8")
+    return "\n".join(re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", text, re.S))
+
+
+# Registered figures their chapter does not show: the command line's extra figures, drawn with the
+# chapter's drawing functions (the amplifier chapter shows phi of every model, and this one in its widget).
+COMMAND_LINE_ONLY = {"fig3_amplifier"}
+
+
+@pytest.mark.parametrize("name", sorted(figures.FIGURES))
+def test_each_builder_is_the_public_function_its_chapter_calls(name):
+    """One builder per figure: ``name`` is a public function ``name(scale="chapter", ...) -> Built`` of
+    a figures module (any further parameter optional), and its chapter's code calls exactly that
+    function (``figures.<module>.<name>(``)."""
+    entry = figures.FIGURES[name]
+    build = entry.build
+    module = build.__module__
+    assert module.startswith("localization.figures.") and module != "localization.figures.registry", module
+    assert build.__name__ == name and getattr(sys.modules[module], name) is build, (module, build.__name__)
+    signature = inspect.signature(build)
+    scale, *others = signature.parameters.values()
+    assert scale.name == "scale" and scale.default == "chapter", signature
+    assert all(p.default is not p.empty for p in others), signature  # build(scale) computes everything
+    assert signature.return_annotation in ("Built", figures.Built), signature
+    call = f"figures.{module.rsplit('.', 1)[1]}.{name}("
+    if name in COMMAND_LINE_ONLY:
+        assert call not in _chapter_code(entry.chapter)
+    else:
+        assert call in _chapter_code(entry.chapter), f"book/{entry.chapter}.md does not call {call})"
+
+
+@pytest.mark.parametrize("name", sorted(set(figures.FIGURES) - COMMAND_LINE_ONLY))
+def test_no_chapter_draws_a_registered_figure_itself(name):
+    """The chapter of a registered figure calls none of the drawing functions its builder calls (it
+    shows ``Built.figure``), so the figure's drawing exists once."""
+    entry = figures.FIGURES[name]
+    drawn = set(re.findall(r"\b(draw_\w+)\(", inspect.getsource(entry.build)))
+    code = _chapter_code(entry.chapter)
+    repeated = sorted(d for d in drawn if re.search(rf"\b{d}\(", code))
+    assert not repeated, f"book/{entry.chapter}.md draws {repeated} itself: show figures.FIGURES[{name!r}]'s figure"
+
+
+def test_the_figures_chapters_use_no_private_figure_names():
+    """Every registered figure names a chapter with figures of its own module's builders, and no
+    chapter reaches into a figures module's private names."""
+    chapters = {entry.chapter for entry in figures.FIGURES.values()}
+    assert {"intro", "data", "simulation", "amplifier"} <= chapters
+    for chapter in sorted(p.stem for p in (ROOT / "book").glob("*.md")):
+        assert not re.search(r"figures\.(\w+\.)?_\w", _chapter_code(chapter)), chapter
+
+
+def test_cheap_builders_return_the_figure_and_the_data_the_chapter_reads():
+    """fig3_amplifier: the deviations it draws are theory.linear_deviation of each model's amplifier;
+    fig2_data_models: 4 x 3 panels and one colour bar, no data."""
+    from localization import theory
+
+    built = figures.amplifier.fig3_amplifier()
+    assert isinstance(built, figures.Built) and built.figure.get_figwidth() <= 6.8
+    assert list(built.data) == list(figures.amplifier.FIG3_MODELS)
+    for label, model in figures.amplifier.FIG3_MODELS.items():
+        expected = theory.linear_deviation(theory.amplifier_of(model.marginal), figures.amplifier.A_POS)
+        np.testing.assert_allclose(built.data[label], expected, rtol=0, atol=1e-15)
+    # the amplifier's deviation is positive near 0 for the Ising (sub-Gaussian) model and negative for Kur(5)
+    small = figures.amplifier.A_POS < 0.2
+    assert np.all(built.data["Ising(J = 0.7)"][small] > 0) and np.all(built.data["Kur(k = 5)"][small] < 0)
+    built = figures.data.fig2_data_models("paper")
+    assert built.data is None
+    panels = [ax for ax in built.figure.get_axes() if ax.get_label() != "<colorbar>"]
+    assert len(panels) == 12 and len(built.figure.get_axes()) == 13
+    with pytest.raises(ValueError, match="scale must be one of"):
+        figures.data.fig2_data_models("poster")
 
 
 def test_mechanism_figures_are_registered_for_their_chapter(capsys):
@@ -273,6 +337,6 @@ def test_mechanism_drawing_checks_its_arguments():
         mechanism.draw_gain(ax, [0.1, 0.2], {"a": [1.0]}, {"a": 0.1})
     with pytest.raises(TypeError, match="trajectories must be a non-empty mapping"):
         mechanism.draw_ipr_split(Figure().subplots(2), {}, {}, 40)
-    tr = figures.registry._mechanism_flows(figures.registry._mechanism_setup(), [0, 20])
+    tr = mechanism.integrate_flows(mechanism.setup(), 20)
     with pytest.raises(ValueError, match=r"steps \[7\] are not checkpoints"):
         mechanism.draw_flow_snapshots(Figure().subplots(3, 1, squeeze=False), tr, {k: np.eye(40) for k in tr}, [7])

@@ -229,42 +229,13 @@ def test_plot_samples(ax):
         plotting.plot_samples(ax, np.ones((2, 2, 2)))
 
 
-def test_plot_model_row_draws_the_samples_covariance_and_marginal():
-    import jax
-
-    from localization import data
-
-    fig, axes = plt.subplots(1, 4)
-    long_model, short_model = data.NLGP(xi=5.0, gain=3.0), data.NLGP(xi=1.0, gain=3.0)
-    key = jax.random.key(3)
-    im = plotting.plot_model_row(axes, long_model, short_model, 30, key, num_marginal=500)
-    k_long, k_short, _ = jax.random.split(key, 3)
-    np.testing.assert_array_equal(axes[0].lines[0].get_ydata(), np.asarray(long_model.sample(k_long, 1, 30))[0])
-    np.testing.assert_array_equal(axes[1].lines[0].get_ydata(), np.asarray(short_model.sample(k_short, 1, 30))[0])
-    assert axes[0].lines[0].get_color() == plotting.CLASS_COLORS[1]  # long = class 1
-    np.testing.assert_allclose(im.get_array(), np.asarray(long_model.covariance(30)))
-    assert f"{long_model.marginal.excess_kurtosis:.3g}" in axes[3].get_title()
-    plt.close(fig)
-    with pytest.raises(ValueError, match="n"):
-        plotting.plot_model_row(axes, long_model, short_model, 1, key)
-
-
-def test_plot_amplifier_deviation_and_curves():
-    import math
-
-    from localization import data, theory
-
-    fig, (top, bottom) = plt.subplots(2, 1)
-    a = np.linspace(0.01, 0.99, 50)
-    m = data.Kur(xi=1.0, k=10.0).marginal
-    dev = plotting.plot_amplifier(top, bottom, m, a, name="Kur(k = 10)")
-    np.testing.assert_allclose(dev, theory.linear_deviation(theory.amplifier(m), a), rtol=0, atol=1e-15)
-    assert len(top.lines) == 3 and len(bottom.lines) == 3  # line, Taylor, phi / phi, Taylor, zero
-    np.testing.assert_allclose(top.lines[0].get_ydata(), math.sqrt(2 / math.pi) * a)
-    assert top.get_title().startswith("Kur(k = 10), excess kurtosis") and "-0.9" in top.get_title()
-    plt.close(fig)
-    # a divergent fourth moment: no Taylor curve
-    fig, (top, bottom) = plt.subplots(2, 1)
-    plotting.plot_amplifier(top, bottom, data.Kur(xi=1.0, k=4.0).marginal, a, name="Kur(k = 4)")
-    assert len(top.lines) == 2 and len(bottom.lines) == 2 and "∞" in top.get_title()
+def test_axes_grid_checks_shape_and_type():
+    fig, axes = plt.subplots(2, 3)
+    grid = plotting.axes_grid("axes", axes, (2, 3))
+    assert grid.shape == (2, 3) and grid[1, 2] is axes[1, 2]
+    assert plotting.axes_grid("axes", axes.ravel(), (6,)).shape == (6,)
+    with pytest.raises(ValueError, match=r"panels must be a \(3, 2\) array of Matplotlib Axes, got shape \(2, 3\)"):
+        plotting.axes_grid("panels", axes, (3, 2))
+    with pytest.raises(ValueError, match=r"axes must be a \(2,\) array"):
+        plotting.axes_grid("axes", [axes[0, 0], "not an axes"], (2,))
     plt.close(fig)

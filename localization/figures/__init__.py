@@ -1,56 +1,60 @@
-"""The figures the book reproduces from the paper, drawn by one library for the chapters and for
-``python -m localization figures --out DIR [--only NAMES] [--scale chapter|paper]``.
+"""The book's figures: one builder per figure, called by its chapter and by the command line.
 
-* ``draw`` — the drawing code the chapters call (paper Figs. 2, 3, 5, 8 and the phase diagram);
-* ``mechanism`` — the drawing code of the mechanism chapter's figures;
-* ``many_neurons`` — the drawing code of the many-neuron figures (paper Figs. 6, 7, 1 right);
-* ``registry`` — every figure the command writes (:data:`FIGURES`, paper numbering in the names),
-  computed with its chapter's library calls and keys, at the chapter's or the paper's scale, and
-  :func:`render`, which writes them as PNG files.
+The command is ``python -m localization figures --out DIR [--only NAMES] [--scale chapter|paper]``.
 
-The names in ``__all__`` are re-exported here (``figures.draw_ipr_vs_kurtosis(ax, result)``).
+* ``registry`` — the machinery: :func:`register`, :data:`FIGURES` (every registered figure, paper
+  numbering in the names), :func:`render` (writes them as PNG files) and :class:`Built` (what a
+  builder returns: the figure and the data its chapter reads);
+* one module per chapter with figures, in book order — ``intro``, ``data``, ``simulation``,
+  ``many_neurons``, ``ica``, ``two_dimensions``, ``amplifier``, ``mechanism``,
+  ``effective_dynamics`` — each
+  with the chapter's builders (``figures.simulation.fig5_ipr_vs_kurtosis()``), its settings as module
+  constants and its drawing functions (``draw_*``);
+* ``draw`` — the effective-dynamics chapter's drawing functions (its figures: ``effective_dynamics``).
+
+Importing the package imports every chapter module, so that every figure is registered. The shared
+panels and the book's style are :mod:`localization.plotting`.
 """
 
-from localization.figures import draw, many_neurons, mechanism, registry
-from localization.figures.draw import (
-    FIG2_MODELS,
-    draw_breakdown,
-    draw_breakdown_snapshots,
-    draw_data_models,
-    draw_field_grid,
-    draw_ipr_vs_kurtosis,
-    draw_phase_diagram,
-    draw_sgd_vs_flow,
-)
+from localization.figures import registry  # noqa: I001  (the machinery first)
+from localization.figures import intro, data, simulation, many_neurons, ica, two_dimensions, amplifier, mechanism
+from localization.figures import draw, effective_dynamics
+from localization.figures.draw import draw_breakdown, draw_breakdown_snapshots, draw_sgd_vs_flow
 from localization.figures.registry import (
     FIGURES,
     SCALES,
     Built,
     FigureEntry,
+    check_scale,
     describe,
+    new_figure,
     register,
     render,
     resolve_names,
 )
 
 __all__ = [
-    "draw",
-    "many_neurons",
-    "mechanism",
     "registry",
-    "FIG2_MODELS",
+    "intro",
+    "data",
+    "simulation",
+    "many_neurons",
+    "ica",
+    "two_dimensions",
+    "amplifier",
+    "mechanism",
+    "effective_dynamics",
+    "draw",
     "draw_breakdown",
     "draw_breakdown_snapshots",
-    "draw_data_models",
-    "draw_field_grid",
-    "draw_ipr_vs_kurtosis",
-    "draw_phase_diagram",
     "draw_sgd_vs_flow",
     "FIGURES",
     "SCALES",
     "Built",
     "FigureEntry",
+    "check_scale",
     "describe",
+    "new_figure",
     "register",
     "render",
     "resolve_names",

@@ -1,0 +1,145 @@
+r"""The figures of the data chapter (``book/data.md``): paper Fig. 2 redrawn.
+
+* :data:`FIG2_MODELS` — the (label, long-lengthscale model, short-lengthscale model) columns;
+* :func:`draw_model_row` — one model's panels: two samples, the covariance, the marginal (also the
+  chapter's widget);
+* :func:`draw_data_models` — paper Fig. 2 on a (4, 3) grid of axes;
+* :func:`fig2_data_models` — the registered builder (``python -m localization figures``), which the
+  chapter calls.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import numpy as np
+
+from localization import book, data, plotting
+from localization import validation as v
+from localization.figures.registry import Built, check_scale, new_figure, register
+
+__all__ = ["FIG2_MODELS", "draw_model_row", "draw_data_models", "fig2_data_models"]
+
+#: Columns of the paper's Fig. 2 as redrawn by the data chapter: (label, long-lengthscale model,
+#: short-lengthscale model) for the models of the paper's Fig. 3 (Ising J = 1.2 / 0.3, NLGP(0.01) and
+#: Kur(5) with ξ = 5 / 1).
+FIG2_MODELS = (
+    ("Ising", data.Ising(J=1.2), data.Ising(J=0.3)),
+    ("NLGP(0.01)", data.NLGP(xi=5.0, gain=0.01), data.NLGP(xi=1.0, gain=0.01)),
+    ("Kur(5)", data.Kur(xi=5.0, k=5.0), data.Kur(xi=1.0, k=5.0)),
+)
+
+
+def draw_model_row(
+    key: jax.Array,
+    axes: Any,
+    model_long: data.DataModel,
+    model_short: data.DataModel,
+    n: int,
+    num_marginal: int = 20_000,
+) -> Any:
+    """Draw one data model's panels on four ``axes``: two samples, the covariance and the marginal.
+
+    Parameters
+    ----------
+    key : jax.Array
+        PRNG key, split into the long sample, the short sample and the marginal's draws.
+    axes : sequence of 4 matplotlib Axes
+        A long- and a short-lengthscale sample (y = 1, y = 0), the long-lengthscale covariance, and
+        the marginal law of one coordinate (exact law and a histogram of ``num_marginal`` draws).
+    model_long, model_short : data.DataModel
+        The models of the classes y = 1 and y = 0.
+    n : int
+        Input size (>= 2).
+    num_marginal : int
+        Draws of the marginal's histogram (>= 1).
+
+    Returns
+    -------
+    matplotlib.image.AxesImage
+        The covariance image (for a colour bar).
+    """
+    n = v.integer("n", n, 2)
+    num_marginal = v.integer("num_marginal", num_marginal, 1)
+    axes = plotting.axes_grid("axes", np.asarray(axes, dtype=object).ravel(), (4,))
+    k_long, k_short, k_marg = jax.random.split(key, 3)
+    for ax, model, k, y in ((axes[0], model_long, k_long, 1), (axes[1], model_short, k_short, 0)):
+        x = np.asarray(model.sample(k, 1, n))[0]
+        ax.plot(np.arange(n), x, "-", lw=1, color=plotting.CLASS_COLORS[y])
+        ax.plot(np.arange(n), x, ".", ms=2.5, color="k")
+        ax.set_xlim(0, n - 1)
+        ax.set_title(f"{model!r}, $y = {y}$")
+        ax.set_xlabel("position $i$")
+    axes[0].set_ylabel("$x_i$")
+    im = axes[2].imshow(np.asarray(model_long.covariance(n)), cmap="RdBu_r", vmin=-1, vmax=1)
+    axes[2].set_xticks([])
+    axes[2].set_yticks([])
+    axes[2].grid(False)
+    axes[2].set_title("covariance (y = 1)")
+    marg = model_long.marginal
+    plotting.plot_marginal(axes[3], marg, samples=marg.sample(k_marg, num_marginal))
+    axes[3].set_title(f"marginal, $\\kappa - 3 = {marg.excess_kurtosis:.3g}$")
+    return im
+
+
+def draw_data_models(key: jax.Array, axes: Any, n: int = 100, num_marginal: int = 20_000) -> Any:
+    """Draw paper Fig. 2 on a (4, 3) grid of ``axes``, one column per model of :data:`FIG2_MODELS`.
+
+    Column ``i`` is drawn by :func:`draw_model_row` with ``jax.random.fold_in(key, i)``; rows: a
+    long- and a short-lengthscale sample, the long-lengthscale covariance, the marginal (titled with
+    its excess kurtosis). One colour bar for the covariances, right of the covariance row.
+
+    Parameters
+    ----------
+    key : jax.Array
+        PRNG key of the figure.
+    axes : (4, 3) array of matplotlib Axes
+        The panels.
+    n : int
+        Input size.
+    num_marginal : int
+        Draws of each marginal's histogram.
+
+    Returns
+    -------
+    matplotlib.colorbar.Colorbar
+        The covariances' colour bar.
+    """
+    grid = plotting.axes_grid("axes", axes, (4, len(FIG2_MODELS)))
+    im = None
+    for i, (label, long_model, short_model) in enumerate(FIG2_MODELS):
+        im = draw_model_row(jax.random.fold_in(key, i), grid[:, i], long_model, short_model, n, num_marginal)
+        grid[0, i].set_title(f"{label}\nlong, $y = 1$")
+        grid[1, i].set_title("short, $y = 0$")
+        grid[2, i].set_title("covariance, $y = 1$")
+        grid[3, i].set_title(f"$\\kappa - 3 = {long_model.marginal.excess_kurtosis:.2g}$")
+        if i:
+            grid[0, i].set_ylabel("")
+    for ax in grid[:2].flat:
+        ax.set_xlabel("")
+    grid[1, 0].set_ylabel("$x_i$")
+    return grid[0, 0].figure.colorbar(im, ax=grid[2, :], shrink=0.9, label="covariance")
+
+
+@register("fig2_data_models", "data")
+def fig2_data_models(scale: str = "chapter") -> Built:
+    """Build paper Fig. 2 redrawn: samples, covariance and marginal of Ising, NLGP(0.01) and Kur(5).
+
+    One sample at the long and the short length-scale, the covariance and the marginal of each model,
+    N = 100, exact samplers (the same at both scales).
+
+    Parameters
+    ----------
+    scale : {"chapter", "paper"}
+        Both scales draw the same figure (book key ``("data", "models")``).
+
+    Returns
+    -------
+    Built
+        The figure; ``data`` is ``None``.
+    """
+    check_scale(scale)
+    fig = new_figure((plotting.COLUMN_WIDTH, 9.0), layout="constrained")
+    draw_data_models(book.key("data", "models"), fig.subplots(4, len(FIG2_MODELS)), n=100)
+    return Built(fig, None)

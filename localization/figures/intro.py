@@ -1,0 +1,83 @@
+r"""The figure of the introduction (``book/intro.md``): the phenomenon in one figure.
+
+* :func:`intro_phenomenon` — the registered builder (``python -m localization figures``), which the
+  chapter calls: M2 trained by online SGD on NLGP(100) and NLGP(0.01) from the same initial weights.
+
+The settings are module constants (the chapter quotes them and its widget reuses them).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from localization import book, data, metrics, models, plotting, train
+from localization.figures.registry import Built, check_scale, new_figure, register
+from localization.trajectory import Trajectory
+
+__all__ = ["N", "XI", "LR", "BATCH", "STEPS", "GAINS", "Phenomenon", "intro_phenomenon"]
+
+#: Input size and length-scales (ξ₀, ξ₁) of the paper's Fig. 3; y = 1 for the longer one.
+N, XI = 40, (1.0, 3.0)
+#: Learning rate, batch size and number of SGD steps (the paper's Fig. 3 settings).
+LR, BATCH, STEPS = 0.05, 10_000, 2000
+#: Panel title → NLGP gain g.
+GAINS = {"strongly non-Gaussian, $g = 100$": 100.0, "near-Gaussian, $g = 0.01$": 0.01}
+
+
+class Phenomenon(NamedTuple):
+    """The runs of :func:`intro_phenomenon`.
+
+    Attributes
+    ----------
+    key : jax.Array
+        The data stream's key (book key ``("intro", "data")``), shared by both runs.
+    w0 : jax.Array, shape (N,)
+        The initial weights (book key ``("intro", "init")``, scale 1e-3), shared by both runs.
+    runs : dict of str to Trajectory
+        Panel title (:data:`GAINS`) → the run, 21 checkpoints.
+    final_ipr : dict of str to float
+        Panel title → the IPR of the final weights.
+    """
+
+    key: jax.Array
+    w0: jax.Array
+    runs: dict[str, Trajectory]
+    final_ipr: dict[str, float]
+
+
+@register("intro_phenomenon", "intro")
+def intro_phenomenon(scale: str = "chapter") -> Built:
+    """Build the introduction's figure: M2's receptive field during training on NLGP(100) and NLGP(0.01).
+
+    Both runs start from the same initial weights and see the same data stream (ξ = (1, 3), N = 40,
+    lr 0.05, batch 10 000, 2000 steps: the paper's Fig. 3 settings at both scales).
+
+    Parameters
+    ----------
+    scale : {"chapter", "paper"}
+        Both scales use the settings above.
+
+    Returns
+    -------
+    Built
+        The figure and a :class:`Phenomenon`.
+    """
+    check_scale(scale)
+    checkpoints = jnp.linspace(0, STEPS, 21).astype(int)
+    key = book.key("intro", "data")
+    w0 = models.init_weights(book.key("intro", "init"), (N,), init_scale=1e-3)
+    runs = {
+        label: train.train_online(
+            key, data.family_task("NLGP", g, xi=XI), w0, lr=LR, batch=BATCH, steps=STEPS, checkpoints=checkpoints, n=N
+        )
+        for label, g in GAINS.items()
+    }
+    final_ipr = {label: float(metrics.ipr(run.weights[-1])) for label, run in runs.items()}
+    fig = new_figure((plotting.COLUMN_WIDTH, 3.6), layout="constrained")
+    for ax, (label, run) in zip(fig.subplots(1, 2), runs.items(), strict=True):
+        plotting.plot_field_evolution(ax, run)
+        ax.set_title(f"NLGP, {label}")
+    return Built(fig, Phenomenon(key, w0, runs, final_ipr))
