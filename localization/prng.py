@@ -15,21 +15,21 @@ the variant-13 finaliser), which passes BigCrush. Different keys give different,
 modulo ``2^64`` (probability ~ ``count / 2^63`` per pair).
 
 Keys are typed keys (``jax.random.key``-style), so every ``jax.random`` function (normal, bernoulli,
-…) and every data model's ``.sample`` works unchanged with them. Needs ``jax_enable_x64`` (enabled by
-``import localization``); without it the threefry bits are used.
+…) and every data model's ``.sample`` works unchanged with them. Needs ``jax_enable_x64`` (turned on by
+``localization.enable_float64()``); without it the threefry bits are used.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 from jax.extend.random import define_prng_impl, threefry_prng_impl
+from jax.typing import ArrayLike, DTypeLike
 
 __all__ = ["splitmix_key", "SPLITMIX_IMPL", "normal", "normal_from_bits", "gamma"]
 
@@ -49,7 +49,7 @@ def _splitmix64(key_data, count: int):
 
 
 def _random_bits(key_data, bit_width: int, shape):
-    if not jax.config.jax_enable_x64:  # pragma: no cover - the package enables x64 on import
+    if not jax.config.jax_enable_x64:  # pragma: no cover - no uint64 without localization.enable_float64()
         return threefry_prng_impl.random_bits(key_data, bit_width, shape)
     shape = tuple(int(s) for s in shape)
     size = int(np.prod(shape, dtype=np.int64))
@@ -74,10 +74,13 @@ SPLITMIX_IMPL = define_prng_impl(
 )
 
 
-def splitmix_key(key: Any) -> Any:
-    """The SplitMix64-bits key with the same key data as ``key`` (a threefry typed key or a raw
-    ``uint32[2]`` key). Keys of other implementations (e.g. rbg, 4 words) are first reduced to two
-    words with threefry-independent hashing of their data (``jax.random.bits`` of the key)."""
+def splitmix_key(key: jax.Array) -> jax.Array:
+    """Return the SplitMix64-bits key with the same key data as ``key``.
+
+    ``key`` is a threefry typed key or a raw ``uint32[2]`` key. Keys of other implementations (e.g.
+    rbg, 4 words) are first reduced to two words with threefry-independent hashing of their data
+    (``jax.random.bits`` of the key).
+    """
     if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
         data = jax.random.key_data(key)
         if data.shape[-1:] != (2,):
@@ -110,7 +113,7 @@ def _midpoint(m):
 # element-wise generator into one vectorised loop, while assembling two halves (concatenate or
 # interleave) made it recompute the word or lose vectorisation (1.5-4x slower sampling, measured).
 def normal_from_bits(words: jax.Array) -> jax.Array:
-    r"""Standard normals from 64-bit words (one normal per word; float32): Box–Muller on one angle.
+    r"""Return standard normals from 64-bit words (one normal per word; float32): Box–Muller on one angle.
 
     With :math:`U, T` uniform on (0, 1) and a sign :math:`S = \pm1`, all independent,
     :math:`Z = S\sqrt{-2\log U}\,\cos(\pi T/2)` is exactly N(0, 1) (Box–Muller's
@@ -128,8 +131,8 @@ def normal_from_bits(words: jax.Array) -> jax.Array:
     return jnp.where(negative, -r, r) * c
 
 
-def normal(key: Any, shape: Sequence[int], dtype: Any = jnp.float32) -> jax.Array:
-    r"""Standard normal draws, fast in float32 (one 64-bit random word per draw).
+def normal(key: jax.Array, shape: Sequence[int], dtype: DTypeLike = jnp.float32) -> jax.Array:
+    r"""Return standard normal draws, fast in float32 (one 64-bit random word per draw).
 
     float32: :func:`normal_from_bits` of ``jax.random.bits(key, shape, uint64)`` — Box–Muller with
     the angle folded to :math:`[0, \pi/2]`, so each draw needs one ``log``, one ``sqrt`` and a
@@ -139,7 +142,7 @@ def normal(key: Any, shape: Sequence[int], dtype: Any = jnp.float32) -> jax.Arra
     = 5.77`; its distance to N(0, 1) is set by the :math:`2^{-23}` grids of :math:`U` and
     :math:`T` (Kolmogorov distance at most :math:`2^{-23} \approx 1.2\times10^{-7}` for the exact
     formula, checked in ``tests/test_prng.py``) and by float32 rounding (at most 5e-7 absolute over
-    10^6 words). Needs ``jax_enable_x64`` (on after ``import localization``); without it,
+    10^6 words). Needs ``jax_enable_x64`` (``localization.enable_float64()``); without it,
     and for other dtypes (float64), ``jax.random.normal``.
     """
     dtype = jnp.dtype(dtype)
@@ -148,7 +151,7 @@ def normal(key: Any, shape: Sequence[int], dtype: Any = jnp.float32) -> jax.Arra
     return normal_from_bits(jax.random.bits(key, shape, jnp.uint64))
 
 
-def gamma(key: Any, alpha: Any, shape: Sequence[int], dtype: Any = jnp.float32) -> jax.Array:
+def gamma(key: jax.Array, alpha: ArrayLike, shape: Sequence[int], dtype: DTypeLike = jnp.float32) -> jax.Array:
     r"""Gamma(α, 1) draws by Marsaglia and Tsang's method (ACM TOMS 26(3), 2000), vectorised.
 
     For α ≥ 1 with :math:`d = \alpha - 1/3`, :math:`c = 1/\sqrt{9d}`: propose :math:`x \sim N(0, 1)`,

@@ -20,7 +20,7 @@ class _CovarianceOnly(data.DataModel):
     xi = 1.0
     marginal = data.GaussianMarginal()
 
-    def _sample(self, key, num, shape, dtype):
+    def _sample(self, key, num, shape, dtype, method):
         raise NotImplementedError("a covariance-only test model")
 
 

@@ -130,20 +130,21 @@ def test_auto_uses_the_fft_on_long_axes():
     np.testing.assert_allclose(auto, np.asarray(m.sample(KEY, 3, L, method="dense")), rtol=0, atol=1e-12)
 
 
-def test_sampling_method_context_reaches_tasks_and_jit():
-    """A task draws its latent Gaussian through to_sites: the context applies there; jit keeps it."""
+def test_sampling_method_argument_reaches_tasks_and_jit():
+    """A task draws its latent Gaussian through to_sites: its ``method`` argument reaches it, also under jit;
+    the default is "auto" (dense at these sizes), with no state outside the call."""
     task = data.LengthscaleTask.of(data.NLGP, xi=(1.0, 3.0), gain=3.0)
-    x_dense, y = task.sample(KEY, 8, (4, 6))
-    with spectral.sampling_method("fft"):
-        assert spectral.axis_methods((4, 6)) == ("fft", "fft")
-        x_fft, y2 = jax.jit(lambda k: task.sample(k, 8, (4, 6)))(KEY)
-        # an explicit argument wins; None keeps the enclosing choice
-        assert spectral.axis_methods((4, 6), "dense") == ("dense", "dense")
-        with spectral.sampling_method(None):
-            assert spectral.axis_methods((4,)) == ("fft",)
-    assert spectral.axis_methods((4, 6)) == ("dense", "dense")  # restored
-    assert np.array_equal(np.asarray(y), np.asarray(y2))
+    x_dense, y = task.sample(KEY, 8, (4, 6), method="dense")
+    x_auto, y1 = task.sample(KEY, 8, (4, 6))
+    x_fft, y2 = jax.jit(lambda k: task.sample(k, 8, (4, 6), method="fft"))(KEY)
+    assert spectral.axis_methods((4, 6)) == ("dense", "dense")
+    assert spectral.axis_methods((4, 6), "fft") == ("fft", "fft")
+    assert np.array_equal(np.asarray(x_auto), np.asarray(x_dense))
+    assert np.array_equal(np.asarray(y), np.asarray(y1)) and np.array_equal(np.asarray(y), np.asarray(y2))
     np.testing.assert_allclose(np.asarray(x_fft), np.asarray(x_dense), rtol=0, atol=1e-12)
+    xb_dense, _ = task.sample_balanced(KEY, 6, (4, 6), method="dense")
+    xb_fft, _ = task.sample_balanced(KEY, 6, (4, 6), method="fft")
+    np.testing.assert_allclose(np.asarray(xb_fft), np.asarray(xb_dense), rtol=0, atol=1e-12)
     f = jax.jit(lambda k: data.Kur(2.0, 5.0).sample(k, 3, (4, 6), jnp.float32, method="fft"))
     out = f(KEY)
     assert out.shape == (3, 24) and out.dtype == jnp.float32 and bool(jnp.all(jnp.isfinite(out)))
@@ -171,13 +172,12 @@ def test_every_model_samples_the_same_on_both_paths(n):
         np.testing.assert_allclose(via_fft, dense, rtol=0, atol=1e-11, err_msg=repr(m))
 
 
-@pytest.mark.parametrize("bad", ["FFT", "", "sparse", 1, True, ("fft",)])
+@pytest.mark.parametrize("bad", ["FFT", "", "sparse", 1, True, ("fft",), None])
 def test_bad_method_raises(bad):
     with pytest.raises(ValueError, match=r"method must be one of \('auto', 'dense', 'fft'\)") as err:
         data.Gaussian(1.0).sample(KEY, 2, 8, method=bad)
     assert repr(bad) in str(err.value)
     with pytest.raises(ValueError, match="method"):
-        with spectral.sampling_method(bad):
-            pass
+        data.LengthscaleTask.of(data.Gaussian, xi=(1.0, 2.0)).sample(KEY, 2, 8, method=bad)
     with pytest.raises(ValueError, match="method"):
         spectral.to_sites(jnp.zeros((1, 8)), (8,), bad)

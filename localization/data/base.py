@@ -5,7 +5,7 @@ Every model of the paper is sign-symmetric (S3), translation-invariant on the pe
 and has unit marginal variance. A model is a frozen dataclass registered as a JAX pytree with
 :func:`localization.pytree.pytree_dataclass` and offers
 
-- ``sample(key, num, n, dtype=jnp.float64, method=None)`` -> ``(num, N)``: pure and jittable with
+- ``sample(key, num, n, dtype=jnp.float64, method="auto")`` -> ``(num, N)``: pure and jittable with
   ``num``, ``n``, ``dtype``, ``method`` static; any typed PRNG key (threefry, rbg, unsafe_rbg) or raw
   ``uint32[2]`` key; ``method`` picks how the latent Gaussian reaches the sites (dense basis product
   or FFT, :data:`localization.data.spectral.METHODS`; same samples up to rounding);
@@ -35,6 +35,7 @@ from typing import Any, ClassVar
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike, DTypeLike
 
 from localization import validation as v
 from localization.data import spectral
@@ -43,8 +44,8 @@ from localization.data.marginals import Marginal
 __all__ = ["DataModel", "sample_arguments", "family_parameter", "concrete", "is_traced"]
 
 
-def is_traced(x: Any) -> bool:
-    """True for a JAX tracer (inside ``jit``/``vmap``/``grad``): such values are not validated."""
+def is_traced(x: ArrayLike) -> bool:
+    """Tell whether ``x`` is a JAX tracer (inside ``jit``/``vmap``/``grad``): such values are not validated."""
     return isinstance(x, jax.core.Tracer)
 
 
@@ -69,8 +70,10 @@ def concrete(name: str, value: Any) -> float:
     return float(value)
 
 
-def sample_arguments(key: Any, num: Any, n: Any, dtype: Any) -> tuple[Any, int, tuple[int, ...], Any]:
-    """Validated ``(key, num, shape, dtype)`` of a ``sample`` call."""
+def sample_arguments(
+    key: jax.Array, num: Any, n: Any, dtype: DTypeLike
+) -> tuple[jax.Array, int, tuple[int, ...], np.dtype]:
+    """Return the validated ``(key, num, shape, dtype)`` of a ``sample`` call (raise naming the bad one)."""
     key = v.key("key", key)
     num = v.integer("num", num, 1)
     shape = v.shape("n", n)
@@ -85,19 +88,18 @@ class DataModel(abc.ABC):
     lengthscale_name: ClassVar[str]
 
     def sample(
-        self, key: Any, num: int, n: int | tuple[int, ...], dtype: Any = jnp.float64, method: str | None = None
+        self, key: jax.Array, num: int, n: int | tuple[int, ...], dtype: DTypeLike = jnp.float64, method: str = "auto"
     ) -> jax.Array:
         """Draw ``num`` samples of the model on input size ``n``: array (num, prod(n)) of ``dtype``.
 
         ``method``: ``"auto"``, ``"dense"`` or ``"fft"``, the map of the spectral samplers to the
-        sites (:func:`localization.data.spectral.to_sites`); None keeps the enclosing
-        :func:`~localization.data.spectral.sampling_method` (``"auto"`` by default). Models without a
+        sites (:func:`localization.data.spectral.to_sites`; default ``"auto"``). Models without a
         latent spectral Gaussian ignore it.
         """
         key, num, shape, dtype = sample_arguments(key, num, n, dtype)
+        method = spectral.check_method("method", method)
         self.check_shape(shape)
-        with spectral.sampling_method(method):
-            return self._sample(key, num, shape, dtype)
+        return self._sample(key, num, shape, dtype, method)
 
     def covariance(self, n: int | tuple[int, ...]) -> np.ndarray:
         """Exact (N, N) float64 covariance of X."""
@@ -120,11 +122,12 @@ class DataModel(abc.ABC):
 
     @property
     def name(self) -> str:
+        """Return the model's name (its repr, e.g. ``NLGP(xi=3.0, gain=100.0)``)."""
         return repr(self)
 
     @abc.abstractmethod
-    def _sample(self, key: Any, num: int, shape: tuple[int, ...], dtype: Any) -> jax.Array:
-        """(num, N) samples; arguments already validated."""
+    def _sample(self, key: jax.Array, num: int, shape: tuple[int, ...], dtype: DTypeLike, method: str) -> jax.Array:
+        """(num, N) samples; arguments already validated (``method``: the spectral map, :data:`spectral.METHODS`)."""
 
     @abc.abstractmethod
     def _covariance(self, shape: tuple[int, ...]) -> np.ndarray:

@@ -44,7 +44,8 @@ def _root(source, shape: tuple[int, ...]) -> np.ndarray:
 class GaussianClone(DataModel):
     """Centred Gaussian with the exact covariance of ``source`` (a data model).
 
-    Attributes:
+    Attributes
+    ----------
         source: a data model (``data.DataModel``, e.g. ``data.NLGP(xi, gain)``) whose exact
             ``covariance(n)`` the clone copies. It must be hashable with concrete parameters
             (frozen dataclasses are); the clone is a JAX pytree with ``source`` as static data.
@@ -62,10 +63,12 @@ class GaussianClone(DataModel):
 
     @property
     def name(self) -> str:
+        """Return the model's name, ``GaussianClone(<source name>)``."""
         return f"GaussianClone({self.source.name})"
 
     @property
     def lengthscale_name(self) -> str:
+        """Return the name of the source's length-scale parameter."""
         return self.source.lengthscale_name
 
     @property
@@ -79,13 +82,14 @@ class GaussianClone(DataModel):
         return GaussianMarginal()
 
     def check_shape(self, shape: tuple[int, ...]) -> None:
+        """Raise ``ValueError`` unless the source accepts ``shape``."""
         self.source.check_shape(shape)
 
     def _covariance(self, shape) -> np.ndarray:
-        """The source's exact covariance, float64 (N, N), N = prod(n)."""
+        """Return the source's exact covariance, float64 (N, N), N = prod(n)."""
         return np.array(self.source.covariance(shape if len(shape) > 1 else shape[0]), dtype=np.float64)
 
-    def _sample(self, key, num, shape, dtype):
+    def _sample(self, key, num, shape, dtype, method):
         """``num`` draws, shape (num, N): ``G @ Σ^{1/2}`` with G standard normal (Σ^{1/2} symmetric)."""
         root = _root(self.source, shape)
         g = spectral.standard_normals(key, (num, root.shape[0]), dtype)

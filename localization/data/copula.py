@@ -114,19 +114,19 @@ class CopulaModel(DataModel):
 
     @abc.abstractmethod
     def transform(self, z: ArrayLike) -> jax.Array | np.ndarray:
-        """T(z), elementwise: a JAX array in, a JAX array out; a NumPy array in, float64 NumPy out."""
+        """Return T(z), elementwise: a JAX array in, a JAX array out; a NumPy array in, float64 NumPy out."""
 
     @property
     def smoothed_transform(self) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
-        """(mu, s) -> E[T(mu + s U)], U ~ N(0, 1), in closed form (NumPy), or None when there is none."""
+        """Return (mu, s) -> E[T(mu + s U)], U ~ N(0, 1), in closed form (NumPy), or None when there is none."""
         return None
 
     def latent_covariance(self, n: int | tuple[int, ...]) -> np.ndarray:
-        """(N, N) float64 covariance C(xi) of the latent Gaussian Z."""
+        """Return the (N, N) float64 covariance C(xi) of the latent Gaussian Z on ``n`` sites."""
         return spectral.covariance(self.xi, n)
 
-    def _sample(self, key, num, shape, dtype):
-        return self.transform(spectral.correlated_normals(key, num, shape, self.xi, dtype))
+    def _sample(self, key, num, shape, dtype, method):
+        return self.transform(spectral.correlated_normals(key, num, shape, self.xi, dtype, method))
 
 
 @pytree_dataclass
@@ -137,13 +137,16 @@ class Gaussian(CopulaModel):
 
     @property
     def marginal(self) -> GaussianMarginal:
+        """Return the coordinate law N(0, 1)."""
         return GaussianMarginal()
 
     def transform(self, z: ArrayLike) -> jax.Array | np.ndarray:
+        """Return T(z) = z (NumPy input as float64)."""
         return z if takes_jax_path(z) else np.asarray(z, np.float64)
 
     @property
     def smoothed_transform(self) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        """Return (mu, s) -> E[mu + s U] = mu."""
         return lambda mu, s: mu
 
     def _covariance(self, shape):
@@ -168,13 +171,16 @@ class NLGP(CopulaModel):
 
     @property
     def marginal(self) -> NLGPMarginal:
+        """Return the coordinate law of erf(g Z)/𝒵(g)."""
         return NLGPMarginal(concrete("gain", self.gain))
 
     def transform(self, z: ArrayLike) -> jax.Array | np.ndarray:
+        """Return T(z) = erf(g z)/𝒵(g) (paper Eq. (3); :func:`nlgp_transform`)."""
         return nlgp_transform(z, self.gain)
 
     @property
     def smoothed_transform(self) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        """Return (mu, s) -> E[T(mu + s U)] = erf(g mu/sqrt(1 + 2 g² s²))/𝒵(g)."""
         g = concrete("gain", self.gain)
         zn = float(nlgp_normaliser(g))
         # E[erf(g (mu + s U))] = erf(g mu / sqrt(1 + 2 g^2 s^2))
@@ -212,9 +218,11 @@ class Kur(CopulaModel):
 
     @property
     def marginal(self) -> KurMarginal:
+        """Return the coordinate law Kur(k)."""
         return KurMarginal(concrete("k", self.k))
 
     def transform(self, z: ArrayLike) -> jax.Array | np.ndarray:
+        """Return T(z), the Kur(k) copula map (:func:`kur_transform`), in ``z``'s dtype on the JAX path."""
         # the sampler's path computes in z's dtype (as NLGP's map does with its gain)
         return kur_transform(z, jnp.asarray(self.k, z.dtype) if takes_jax_path(z) else concrete("k", self.k))
 
@@ -252,7 +260,7 @@ class RootedKur(DataModel):
 
     @classmethod
     def of(cls, xi: float, k: float, n: int) -> RootedKur:
-        """The rooted version of ``Kur(xi, k)`` on ``n`` sites."""
+        """Return the rooted version of ``Kur(xi, k)`` on ``n`` sites."""
         xi = v.positive("xi", xi)
         n = v.integer("n", n, 2)
         k = v.kur_exponent("k", k)
@@ -260,16 +268,18 @@ class RootedKur(DataModel):
 
     @property
     def marginal(self) -> KurMarginal:
+        """Return the coordinate law Kur(k)."""
         return KurMarginal(concrete("k", self.k))
 
     def check_shape(self, shape: tuple[int, ...]) -> None:
+        """Raise ``ValueError`` unless ``shape`` is (N,), N the size of ``amplitudes``."""
         N = int(np.shape(self.amplitudes)[-1])
         if shape != (N,):
             raise ValueError(f"n must be {N} (the size of amplitudes) for RootedKur, got {shape}")
 
-    def _sample(self, key, num, shape, dtype):
+    def _sample(self, key, num, shape, dtype, method):
         g = spectral.standard_normals(key, (num, shape[0]), dtype)  # the same draws as Kur
-        z = spectral.to_sites(g * jnp.asarray(self.amplitudes, dtype), shape)
+        z = spectral.to_sites(g * jnp.asarray(self.amplitudes, dtype), shape, method)
         return kur_transform(z, jnp.asarray(self.k, dtype))
 
     def _covariance(self, shape):

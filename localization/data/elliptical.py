@@ -66,11 +66,12 @@ class StudentT(EllipticalModel):
 
     @property
     def marginal(self) -> StudentTMarginal:
+        """Return the coordinate law: the unit-variance Student t with ``nu`` degrees of freedom."""
         return StudentTMarginal(concrete("nu", self.nu))
 
-    def _sample(self, key, num, shape, dtype):
+    def _sample(self, key, num, shape, dtype, method):
         k1, k2 = jax.random.split(key)
-        z = spectral.correlated_normals(k1, num, shape, self.xi, dtype)
+        z = spectral.correlated_normals(k1, num, shape, self.xi, dtype, method)
         nu = jnp.asarray(self.nu, dtype)
         g = prng.gamma(k2, nu / 2, (num, 1), dtype)
         return z * jnp.sqrt((nu - 2.0) / (2.0 * g))
@@ -103,10 +104,11 @@ class EllipseSurface(FixedDimensionModel):
 
     @property
     def marginal(self) -> SphereMarginal:
+        """Return the coordinate law of the scaled uniform law on the sphere of dimension ``dim``."""
         return SphereMarginal(self.dim)
 
-    def _sample(self, key, num, shape, dtype):
-        return spectral.unit_sphere_rows(key, num, shape, self.xi, dtype)
+    def _sample(self, key, num, shape, dtype, method):
+        return spectral.unit_sphere_rows(key, num, shape, self.xi, dtype, method)
 
 
 @pytree_dataclass
@@ -121,14 +123,15 @@ class RadialElliptical(FixedDimensionModel):
 
     @property
     def marginal(self) -> RadialEllipticalMarginal:
+        """Return the coordinate law of the radial elliptical law (dimension ``dim``)."""
         return RadialEllipticalMarginal(self.dim)
 
-    def _sample(self, key, num, shape, dtype):
+    def _sample(self, key, num, shape, dtype, method):
         k1, k2 = jax.random.split(key)
         r2, _ = radial_moments()
         u = jax.random.uniform(k1, (num, 1), dtype)
         r = (2.0 + jnp.arctanh(u)) / math.sqrt(r2)
-        return r * spectral.unit_sphere_rows(k2, num, shape, self.xi, dtype)
+        return r * spectral.unit_sphere_rows(k2, num, shape, self.xi, dtype, method)
 
 
 # --------------------------------------------------------------------------------------------
@@ -161,6 +164,7 @@ class SphereMarginal(Marginal):
         return math.sqrt(self.dim) * _mean_abs_sphere(self.dim)
 
     def pdf(self, x: ArrayLike) -> np.ndarray:
+        """Return the density of sqrt(D) T at ``x``, T a coordinate of a uniform unit vector (float64)."""
         D = self.dim
         t = np.asarray(x, dtype=np.float64) / math.sqrt(D)
         a = (D - 1) / 2
@@ -170,12 +174,15 @@ class SphereMarginal(Marginal):
         return np.where(inside, dens, 0.0)
 
     def _t_rule(self, order):
-        """Symmetric rule for T, split at 0: Gauss-Jacobi on [0, 1] for the weight (1 - t)^a (``order``
-        nodes; the smooth factor (1 + t)^a is multiplied into the weights), mirrored to [-1, 0].
+        """Return a symmetric rule for T, split at 0, mirrored to [-1, 0].
+
+        Gauss-Jacobi on [0, 1] for the weight (1 - t)^a (``order`` nodes; the smooth factor (1 + t)^a
+        is multiplied into the weights), mirrored to [-1, 0].
 
         A Gauss-Jacobi rule on all of [-1, 1] has a node interval across 0, where the integrands of
         the book have a kink (``abs``) or a layer of width ~1/c (``x erf(c x)``, c -> inf as a -> 1):
-        it missed E|X| by 4e-4 at D = 40. On each half these are smooth (``abs`` is linear)."""
+        it missed E|X| by 4e-4 at D = 40. On each half these are smooth (``abs`` is linear).
+        """
         a = (self.dim - 3) / 2
         s, w = sp.roots_jacobi(order, a, 0.0)  # weight (1 - s)^a on [-1, 1]
         t = (s + 1.0) / 2.0  # on [0, 1]: (1 - s)^a = 2^a (1 - t)^a, constants drop out on normalising
@@ -224,6 +231,7 @@ class RadialEllipticalMarginal(Marginal):
 
     @property
     def fourth_moment(self) -> float:
+        """Return E[X^4] = 3 D E[R^4]/((D + 2) E[R^2]^2)."""
         r2, r4 = radial_moments()
         D = self.dim
         return 3.0 * D * r4 / ((D + 2.0) * r2**2)

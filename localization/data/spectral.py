@@ -31,22 +31,20 @@ sample on an axis of length L: O(N**2) on a ring), and ``"fft"``, one inverse re
 (:func:`synthesize_axis`; O(N log N) on a ring). ``"auto"`` uses the FFT on the axes of length
 ``>= FFT_MIN_LENGTH`` (the crossover measured by ``benchmarks/data_sampling.py --methods``) and the
 dense product on shorter ones, so samples at the sizes the chapters use are the dense ones bit for bit.
-The two paths agree to rounding (``tests/test_spectral_fft.py``). The choice is made when a sampler is
-traced: pass ``method`` to a data model's ``sample``, or trace inside :func:`sampling_method`.
+The two paths agree to rounding (``tests/test_spectral_fft.py``). The choice is an argument: ``method`` of
+a data model's or a task's ``sample`` (default ``"auto"``), passed down to :func:`to_sites`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import functools
 import math
-from collections.abc import Iterator
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import DTypeLike
 
 from localization import prng
 from localization import validation as v
@@ -72,7 +70,6 @@ __all__ = [
     "METHODS",
     "FFT_MIN_LENGTH",
     "check_method",
-    "sampling_method",
     "axis_methods",
     "synthesize_axis",
     "to_sites",
@@ -161,8 +158,10 @@ def _real_fourier_basis(L: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def real_fourier_basis(L: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(Q, freq)``: an orthonormal (L, L) basis of real eigenvectors shared by every symmetric
-    circulant of size L, and the DFT frequency (0..L//2) of each column.
+    """Return ``(Q, freq)``: the real Fourier basis of size L and each column's DFT frequency.
+
+    Q is an orthonormal (L, L) basis of real eigenvectors shared by every symmetric circulant of size
+    L; ``freq`` the DFT frequency (0..L//2) of each column.
 
     Columns: the constant, then ``sqrt(2/L) cos(2 pi j i / L)``, ``sqrt(2/L) sin(2 pi j i / L)`` for
     ``j = 1 .. ceil(L/2) - 1``, then ``(-1)^i / sqrt(L)`` if L is even. A symmetric circulant with
@@ -183,9 +182,11 @@ def _spectral_amplitudes(xi: float, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def grid_amplitudes(xi: float, shape: tuple[int, ...]) -> np.ndarray:
-    """(N,) amplitudes ``sqrt(lambda)`` of the covariance in the (per-axis, Kronecker) real Fourier
-    basis, flattened in row-major order: ``covariance_matrix(xi, shape)`` equals
-    ``Qs diag(a**2) Qs^T`` with ``Qs`` the Kronecker product of the per-axis bases."""
+    """Return the (N,) amplitudes ``sqrt(lambda)`` of the covariance in the real Fourier basis.
+
+    The basis is per axis (Kronecker), flattened in row-major order: ``covariance_matrix(xi, shape)`` equals
+    ``Qs diag(a**2) Qs^T`` with ``Qs`` the Kronecker product of the per-axis bases.
+    """
     return _spectral_amplitudes(float(xi), tuple(int(L) for L in shape))
 
 
@@ -213,7 +214,7 @@ def fourier_matrix(shape: tuple[int, ...]) -> np.ndarray:
 
 
 def min_distance_kernel(xi: float, shape: tuple[int, ...]) -> np.ndarray:
-    """The paper's wrapped kernel exp(-d^2/xi^2), d the periodic (min) distance; NOT PSD in general."""
+    """Return the paper's wrapped kernel exp(-d^2/xi^2), d the periodic (min) distance; NOT PSD in general."""
 
     def wrapped(L):
         d = np.arange(L)
@@ -242,28 +243,33 @@ def covariance_sqrt(xi: float, n: int | tuple[int, ...]) -> np.ndarray:
 
 
 def fourier_basis(n: int | tuple[int, ...]) -> np.ndarray:
-    """(N, N) float64 orthonormal real Fourier basis Q in which every covariance of this module is
-    diagonal (the constant, cosine/sine pairs, the alternating column; Kronecker product over axes
-    for a grid): ``covariance(xi, n) == Q @ diag(spectral_amplitudes(xi, n)**2) @ Q.T``."""
+    """Return the (N, N) float64 orthonormal real Fourier basis Q that diagonalises every covariance here.
+
+    Columns: the constant, cosine/sine pairs, the alternating column; Kronecker product over axes
+    for a grid): ``covariance(xi, n) == Q @ diag(spectral_amplitudes(xi, n)**2) @ Q.T``.
+    """
     return fourier_matrix(v.shape("n", n))
 
 
 def spectral_amplitudes(xi: float, n: int | tuple[int, ...]) -> np.ndarray:
-    """(N,) float64 amplitudes ``a >= 0``: the samplers draw the latent Gaussian as
-    ``(G * a) @ fourier_basis(n).T`` with G iid N(0, 1), whose covariance is ``covariance(xi, n)``."""
+    """Return the (N,) float64 amplitudes ``a >= 0`` of the latent Gaussian.
+
+    The samplers draw the latent Gaussian as
+    ``(G * a) @ fourier_basis(n).T`` with G iid N(0, 1), whose covariance is ``covariance(xi, n)``.
+    """
     return np.array(grid_amplitudes(v.positive("xi", xi), v.shape("n", n)))
 
 
 def min_distance_covariance(xi: float, n: int | tuple[int, ...]) -> np.ndarray:
-    """The paper's wrapped kernel ``exp(-d**2 / xi**2)``, ``d = min(|i-j|, L-|i-j|)``. NOT PSD in general."""
+    """Return the paper's wrapped kernel ``exp(-d**2 / xi**2)``, ``d = min(|i-j|, L-|i-j|)``; NOT PSD in general."""
     return min_distance_kernel(v.positive("xi", xi), v.shape("n", n))
 
 
 # --------------------------------------------------------------------------------------------
 # sampling the latent Gaussian (traced; shapes static)
 # --------------------------------------------------------------------------------------------
-def standard_normals(key: Any, shape: tuple[int, ...], dtype: Any) -> jax.Array:
-    """iid N(0, 1) draws for the Gaussian(-copula) samplers.
+def standard_normals(key: jax.Array, shape: tuple[int, ...], dtype: DTypeLike) -> jax.Array:
+    """Iid N(0, 1) draws for the Gaussian(-copula) samplers.
 
     float32: ``localization.prng.normal`` (Box–Muller on one angle folded to [0, pi/2], one 64-bit
     SplitMix64/threefry word per draw; 2.6x faster on CPU than ``jax.random.normal``, whose XLA
@@ -286,35 +292,45 @@ METHODS = ("auto", "dense", "fft")
 #: 257 sites per axis; all sizes the chapters sample (<= 128 per axis) stay the dense ones bit for bit.
 FFT_MIN_LENGTH = 257
 
-_METHOD = contextvars.ContextVar("localization_sampling_method", default="auto")
 
+def check_method(name: str, value: Any) -> str:
+    """``value`` if it is one of :data:`METHODS`, else ``ValueError`` naming ``name``.
 
-def check_method(name: str, value: Any) -> str | None:
-    """``value`` if it is None or one of :data:`METHODS`, else ``ValueError`` naming ``name``."""
-    if value is None or (isinstance(value, str) and value in METHODS):
+    Parameters
+    ----------
+    name : str
+        The parameter's name, for the message.
+    value : Any
+        The sampling method asked for.
+
+    Returns
+    -------
+    str
+        ``value``, one of ``"auto"``, ``"dense"``, ``"fft"``.
+    """
+    if isinstance(value, str) and value in METHODS:
         return value
-    raise ValueError(f"{name} must be one of {METHODS} (or None for the enclosing choice), got {value!r}")
+    raise ValueError(f"{name} must be one of {METHODS}, got {value!r}")
 
 
-@contextlib.contextmanager
-def sampling_method(method: str | None) -> Iterator[None]:
-    """Context in which the samplers traced map to the sites with ``method`` (:data:`METHODS`;
-    None keeps the enclosing choice, ``"auto"`` outside any). Applies to everything that reaches
-    :func:`to_sites`, e.g. a task's ``sample`` or :mod:`localization.train`; a function jitted
-    before keeps the choice it was traced with."""
+def axis_methods(shape: tuple[int, ...], method: str = "auto") -> tuple[str, ...]:
+    """Per axis of ``shape``, ``"dense"`` or ``"fft"``: what ``method`` (:data:`METHODS`) means there.
+
+    ``"auto"`` is ``"fft"`` iff the axis has length >= :data:`FFT_MIN_LENGTH`.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        The grid's shape (one entry on a ring).
+    method : str
+        ``"auto"`` (default), ``"dense"`` or ``"fft"``.
+
+    Returns
+    -------
+    tuple of str
+        One of ``"dense"``, ``"fft"`` per axis.
+    """
     method = check_method("method", method)
-    token = _METHOD.set(_METHOD.get() if method is None else method)
-    try:
-        yield
-    finally:
-        _METHOD.reset(token)
-
-
-def axis_methods(shape: tuple[int, ...], method: str | None = None) -> tuple[str, ...]:
-    """Per axis of ``shape``, ``"dense"`` or ``"fft"``: what ``method`` (default: the enclosing
-    :func:`sampling_method`) means there; ``"auto"`` is ``"fft"`` iff the axis has length >= ``FFT_MIN_LENGTH``."""
-    method = check_method("method", method)
-    method = _METHOD.get() if method is None else method
     if method != "auto":
         return (method,) * len(shape)
     return tuple("fft" if L >= FFT_MIN_LENGTH else "dense" for L in shape)
@@ -369,11 +385,12 @@ def synthesize_axis(h: jax.Array, axis: int) -> jax.Array:
     return jnp.moveaxis(z, -1, axis)
 
 
-def to_sites(h: jax.Array, shape: tuple[int, ...], method: str | None = None) -> jax.Array:
-    """Rows of ``h`` (num, N), coefficients in the real Fourier basis, mapped to the sites: h @ Q^T
-    (per axis on grids). With h = G * amplitudes, G iid N(0, 1), the rows have the covariance.
+def to_sites(h: jax.Array, shape: tuple[int, ...], method: str = "auto") -> jax.Array:
+    """Map rows of ``h`` (num, N), coefficients in the real Fourier basis, to the sites: h @ Q^T.
 
-    ``method`` (:data:`METHODS`; default: the enclosing :func:`sampling_method`, ``"auto"``) picks per
+    Per axis on grids. With h = G * amplitudes, G iid N(0, 1), the rows have the covariance.
+
+    ``method`` (:data:`METHODS`; default ``"auto"``, see :func:`axis_methods`) picks per
     axis the dense product with the basis or the inverse real FFT of :func:`synthesize_axis`,
     which computes the same map in O(L log L) per line instead of O(L**2).
     """
@@ -392,7 +409,7 @@ def to_sites(h: jax.Array, shape: tuple[int, ...], method: str | None = None) ->
 
 
 def correlated_normals(
-    key: Any, num: int, shape: tuple[int, ...], xi: float, dtype: Any, method: str | None = None
+    key: jax.Array, num: int, shape: tuple[int, ...], xi: float, dtype: DTypeLike, method: str = "auto"
 ) -> jax.Array:
     """(num, N) Gaussian rows with covariance ``covariance(xi, shape)``: ``(G * a) @ Q^T``.
 
@@ -404,7 +421,7 @@ def correlated_normals(
 
 
 def unit_sphere_rows(
-    key: Any, num: int, shape: tuple[int, ...], xi: float, dtype: Any, method: str | None = None
+    key: jax.Array, num: int, shape: tuple[int, ...], xi: float, dtype: DTypeLike, method: str = "auto"
 ) -> jax.Array:
     """(num, N) rows ``sqrt(N) G/|G|`` mapped like ``correlated_normals``: an elliptical direction with covariance C."""
     N = math.prod(shape)

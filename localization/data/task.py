@@ -14,6 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import DTypeLike
 
 from localization import validation as v
 from localization.data import spectral
@@ -31,7 +32,11 @@ __all__ = ["Task", "BalancedTask", "LengthscaleTask", "FAMILIES", "family_task"]
 class Task(Protocol):
     """What training needs of a task: labelled batches, x (num, N) and y (num,)."""
 
-    def sample(self, key: Any, num: int, n: int | tuple[int, ...], dtype: Any = ...) -> tuple[jax.Array, jax.Array]: ...
+    def sample(
+        self, key: jax.Array, num: int, n: int | tuple[int, ...], dtype: DTypeLike = ...
+    ) -> tuple[jax.Array, jax.Array]:
+        """Return ``num`` labelled examples on ``n`` sites: x (num, N) in ``dtype`` and y (num,)."""
+        ...
 
 
 @runtime_checkable
@@ -39,8 +44,10 @@ class BalancedTask(Task, Protocol):
     """A task that can also draw exactly half of each class."""
 
     def sample_balanced(
-        self, key: Any, num: int, n: int | tuple[int, ...], dtype: Any = ...
-    ) -> tuple[jax.Array, jax.Array]: ...
+        self, key: jax.Array, num: int, n: int | tuple[int, ...], dtype: DTypeLike = ...
+    ) -> tuple[jax.Array, jax.Array]:
+        """Return ``num`` (even) examples, exactly half of each class: x (num, N) and y (num,)."""
+        ...
 
 
 @pytree_dataclass
@@ -90,9 +97,12 @@ class LengthscaleTask:
         return cls(model_cls(**p0), model_cls(**p1))
 
     def sample(
-        self, key: Any, num: int, n: int | tuple[int, ...], dtype: Any = jnp.float64
+        self, key: jax.Array, num: int, n: int | tuple[int, ...], dtype: DTypeLike = jnp.float64, method: str = "auto"
     ) -> tuple[jax.Array, jax.Array]:
         """(x (num, N), y (num,)): y ~ Bernoulli(1/2) iid (balanced in expectation), x | y ~ model_y.
+
+        ``method``: the map of the spectral samplers to the sites (``"auto"``, ``"dense"`` or ``"fft"``,
+        :func:`localization.data.spectral.to_sites`).
 
         Two copula models of one class (e.g. NLGP(xi0, g), NLGP(xi1, g)) share one latent normal
         draw per example: Z = (G * a_y) Q^T, X = T_y(Z), which has exactly model_y's law given y, at
@@ -101,6 +111,7 @@ class LengthscaleTask:
         which is why :mod:`localization.train` passes equal task leaves into ``jit`` once.
         """
         key, num, shape, dtype = sample_arguments(key, num, n, dtype)
+        method = spectral.check_method("method", method)
         m0, m1 = self.model0, self.model1
         m0.check_shape(shape)
         m1.check_shape(shape)
@@ -110,19 +121,19 @@ class LengthscaleTask:
             g = spectral.standard_normals(k0, (num, math.prod(shape)), dtype)
             amps0 = jnp.asarray(spectral.grid_amplitudes(m0.xi, shape), dtype)
             amps1 = jnp.asarray(spectral.grid_amplitudes(m1.xi, shape), dtype)
-            z = spectral.to_sites(g * jnp.where(y[:, None], amps1, amps0), shape)
+            z = spectral.to_sites(g * jnp.where(y[:, None], amps1, amps0), shape, method)
             if _same_leaves(m0, m1):
                 x = m0.transform(z)
             else:
                 x = jnp.where(y[:, None], m1.transform(z), m0.transform(z))
         else:
-            x0 = m0.sample(k0, num, shape, dtype)
-            x1 = m1.sample(k1, num, shape, dtype)
+            x0 = m0.sample(k0, num, shape, dtype, method)
+            x1 = m1.sample(k1, num, shape, dtype, method)
             x = jnp.where(y[:, None], x1, x0)
         return x, y.astype(dtype)
 
     def sample_balanced(
-        self, key: Any, num: int, n: int | tuple[int, ...], dtype: Any = jnp.float64
+        self, key: jax.Array, num: int, n: int | tuple[int, ...], dtype: DTypeLike = jnp.float64, method: str = "auto"
     ) -> tuple[jax.Array, jax.Array]:
         """(x (num, N), y (num,)) with exactly ``num // 2`` examples of class 0 first, then the rest of class 1.
 
@@ -134,8 +145,8 @@ class LengthscaleTask:
             raise ValueError(f"num must be >= 2 for a balanced batch (one example per class at least), got {num}")
         k0, k1 = jax.random.split(key)
         m0 = num // 2
-        x0 = self.model0.sample(k0, m0, shape, dtype)
-        x1 = self.model1.sample(k1, num - m0, shape, dtype)
+        x0 = self.model0.sample(k0, m0, shape, dtype, method)
+        x1 = self.model1.sample(k1, num - m0, shape, dtype, method)
         x = jnp.concatenate([x0, x1], axis=0)
         y = jnp.concatenate([jnp.zeros((m0,), dtype), jnp.ones((num - m0,), dtype)])
         return x, y
@@ -146,13 +157,16 @@ class LengthscaleTask:
 
     @property
     def marginals(self) -> tuple[Marginal, Marginal]:
+        """Return the coordinate laws of the two classes (y = 0, y = 1)."""
         return self.model0.marginal, self.model1.marginal
 
 
 def _same_leaves(m0, m1) -> bool:
-    """True when both models have equal family parameters (so one transform suffices): equal
-    concrete scalars, or the identical object (e.g. the same tracer, as ``train`` passes a
-    parameter shared by both classes once under jit/vmap)."""
+    """Tell whether both models have equal family parameters (so one transform suffices).
+
+    Equal means equal concrete scalars, or the identical object (e.g. the same tracer, as ``train`` passes a
+    parameter shared by both classes once under jit/vmap).
+    """
     for f in type(m0).leaf_fields:
         a, b = getattr(m0, f), getattr(m1, f)
         if a is b:
@@ -174,7 +188,7 @@ FAMILIES = {
 
 
 def family_task(family: str, param: float, xi: tuple[float, float] = (1.0, 3.0)) -> LengthscaleTask:
-    """The length-scale task of ``family`` at parameter ``param`` (see :data:`FAMILIES`).
+    """Return the length-scale task of ``family`` at parameter ``param`` (see :data:`FAMILIES`).
 
     NLGP(g) and Kur(k) use length-scales ``xi``; Ising uses couplings (0.3, ``param``); the Gaussian
     clone copies the exact covariances of NLGP(ξ_y, g) with Gaussian marginals.

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import jax
@@ -386,7 +387,7 @@ def _evaluate_core(phi, a):
     return phi.core(a)
 
 
-def evaluate_amplifier(phi: Any, a: ArrayLike) -> np.ndarray:
+def evaluate_amplifier(phi: PytreeAmplifier | Callable, a: ArrayLike) -> np.ndarray:
     r"""φ(a) at concrete points ``a`` (any shape, finite, in [-1, 1]; checked) → float64 NumPy array.
 
     The same values as ``phi(a)``, computed in one compiled call. Calling a quadrature amplifier
