@@ -36,7 +36,7 @@ class Phenomenon(NamedTuple):
         The data stream's key (book key ``("intro", "data")``), shared by both runs.
     w0 : jax.Array, shape (N,)
         The initial weights (book key ``("intro", "init")``, scale 1e-3), shared by both runs.
-    runs : dict of str to Trajectory
+    runs : dict of str to localization.trajectory.Trajectory
         Panel title (:data:`GAINS`) → the run, 21 checkpoints.
     final_ipr : dict of str to float
         Panel title → the IPR of the final weights.
