@@ -1,5 +1,7 @@
-"""Command line of the library: ``python -m localization figures --out DIR [--only NAMES] [--scale S]``
-and ``python -m localization claims [--seeds 100-109] [--chapters NAMES] [--jobs 2]``.
+"""Command line of the library: ``python -m localization figures`` and ``python -m localization claims``.
+
+Usage: ``python -m localization figures --out DIR [--only NAMES] [--scale S]`` and
+``python -m localization claims [--seeds 100-109] [--chapters NAMES] [--jobs 2]``.
 
 ``figures`` regenerates every figure the book reproduces from the paper (the registry of
 :mod:`localization.figures`), as ``DIR/<name>.png``, with the chapters' library calls and random keys
@@ -17,7 +19,13 @@ from pathlib import Path
 
 
 def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser, argparse.ArgumentParser]:
-    """The top-level parser and its ``figures`` and ``claims`` sub-parsers."""
+    """Build the top-level parser and its ``figures`` and ``claims`` sub-parsers.
+
+    Returns
+    -------
+    tuple of argparse.ArgumentParser
+        The top-level parser, the ``figures`` sub-parser and the ``claims`` sub-parser.
+    """
     from localization.figures import registry
 
     parser = argparse.ArgumentParser(
@@ -78,8 +86,18 @@ def _writable_dir(out: str) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit code (argument
-    errors exit with code 2 through ``argparse``)."""
+    """Run the command line with ``argv`` in JAX's 64-bit mode (``localization.enable_float64``).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit code (argument errors exit with code 2 through ``argparse``).
+    """
     import localization
 
     localization.enable_float64()  # the figures' library calls are those of the chapters (book.start)

@@ -1,6 +1,8 @@
 """The book's conventions for randomness and for numbers shown in the text.
 
-Two rules make every chapter portable between machines and robust to the choice of seed:
+Every chapter opens with one call, ``CH = book.start("<chapter>")`` (:func:`start`: float64, the
+book's figure style), and makes every random key with ``book.key(CH, label, ...)``. Two rules make
+every chapter portable between machines and robust to the choice of seed:
 
 * **One book seed.** Every random key a chapter uses comes from :func:`key`, which folds the
   chapter's labels into the book seed read from the environment variable ``LOCALIZATION_SEED``
@@ -123,10 +125,17 @@ def start(chapter: str) -> str:
 
 
 def seed() -> int:
-    """The book seed: ``LOCALIZATION_SEED`` as a non-negative integer (0 when unset or empty).
+    """Return the book seed: ``LOCALIZATION_SEED`` as a non-negative integer (0 when unset or empty).
 
-    Raises:
-        ValueError: the variable is set to something that is not a non-negative integer.
+    Returns
+    -------
+    int
+        The seed, in [0, 2**32).
+
+    Raises
+    ------
+    ValueError
+        The variable is set to something that is not an integer in [0, 2**32).
     """
     text = os.environ.get(SEED_ENV, "").strip()
     if not text:
@@ -155,16 +164,28 @@ def _label_word(index: int, label: Any) -> int:
 
 
 def key(*labels: str | int) -> Any:
-    """A JAX key for one use in a chapter: the book seed with each label folded in, in order.
+    """Return a JAX key for one use in a chapter: the book seed with each label folded in, in order.
 
+    A chapter calls ``book.key(CH, label, ...)`` with ``CH = book.start("<chapter>")``.
     ``key("simulation", "fig5")`` and ``key("simulation", "fig5", 3)`` are independent streams;
     the same labels give the same key for the same book seed, in every process.
 
-    Args:
-        *labels: at least one label; strings (hashed with CRC-32) or integers in [0, 2**32).
+    Parameters
+    ----------
+    *labels : str or int
+        At least one label; strings (hashed with CRC-32) or integers in [0, 2**32).
 
-    Returns:
+    Returns
+    -------
+    jax.Array
         A typed JAX key (``jax.random.key``), shape ().
+
+    Raises
+    ------
+    ValueError
+        No label, or an integer label outside [0, 2**32).
+    TypeError
+        A label that is neither a str nor an int.
     """
     import jax
 
@@ -178,9 +199,22 @@ def key(*labels: str | int) -> Any:
 
 
 def looks_float32(value: Any) -> bool:
-    """Whether a number carries float32 arithmetic: a float32/float16 array or scalar, or a Python
-    float that is exactly a float32 value yet has no short decimal form (the signature of
-    ``float(x)`` on a float32 result, e.g. 0.5555020570755005)."""
+    """Tell whether a number carries float32 arithmetic.
+
+    True for a float32/float16 array or scalar, and for a Python float that is exactly a float32
+    value yet has no short decimal form (the signature of ``float(x)`` on a float32 result, e.g.
+    0.5555020570755005).
+
+    Parameters
+    ----------
+    value : Any
+        A number, a NumPy/JAX scalar or array, or anything else (then False).
+
+    Returns
+    -------
+    bool
+        Whether ``value`` looks float32-derived.
+    """
     dtype = getattr(value, "dtype", None)
     if dtype is not None and np.issubdtype(np.dtype(dtype), np.floating):
         if np.dtype(dtype).itemsize < 8:
@@ -231,18 +265,31 @@ def glue_exact(name: str, value: Any, significant: int = 10, *, accuracy: float 
     relative 1e-7 with an absolute floor of 1e-13 (``tests/tolerant_compare.py``). A float is
     rounded to ``significant`` significant digits (default 10, in 1..15) for display.
 
-    Args:
-        name: the glue name.
-        value: a float64 or integer number, or a string.
-        significant: significant digits kept (1..15).
-        accuracy: the absolute accuracy the value really has, where cancellation limits it (a
-            residual near zero): compared absolutely at this accuracy instead of relatively. A
-            positive finite float, at least ``abs(value) * 1e-15``.
+    Parameters
+    ----------
+    name : str
+        The glue name.
+    value : float, int or str
+        A float64 or integer number, or a string.
+    significant : int
+        Significant digits kept (1..15); the one rounding of the value (chapters pass the digits
+        their text shows, e.g. ``book.glue_exact("gauss-r0", r0, 4)``).
+    accuracy : float, optional
+        The absolute accuracy the value really has, where cancellation limits it (a residual near
+        zero): compared absolutely at this accuracy instead of relatively. A positive finite float,
+        at least ``abs(value) * 1e-15``.
 
-    Raises:
-        TypeError: ``value`` is float32-derived (see :func:`looks_float32`) or not a number/string;
-            glue such values with :func:`glue_measured`.
-        ValueError: ``value`` is NaN or infinite, or ``significant`` or ``accuracy`` is out of range.
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    TypeError
+        ``value`` is float32-derived (see :func:`looks_float32`) or not a number/string; glue such
+        values with :func:`glue_measured`.
+    ValueError
+        ``value`` is NaN or infinite, or ``significant`` or ``accuracy`` is out of range.
     """
     if looks_float32(value):
         raise TypeError(
@@ -270,12 +317,35 @@ def glue_measured(name: str, value: Any) -> None:
 
     The claim the number supports must be asserted in a check cell with a tolerance taken from
     its spread over seeds.
+
+    Parameters
+    ----------
+    name : str
+        The glue name.
+    value : float, int or str
+        The measured value.
+
+    Returns
+    -------
+    None
     """
     _glue(name, _python_number(name, value), measured=True)
 
 
 def glue_figure(name: str, fig: Figure) -> None:
-    """Glue a Matplotlib figure for ``{glue:figure}`` and close it (figures are never compared)."""
+    """Glue a Matplotlib figure for ``{glue:figure}`` and close it (figures are never compared).
+
+    Parameters
+    ----------
+    name : str
+        The glue name.
+    fig : matplotlib.figure.Figure
+        The figure.
+
+    Returns
+    -------
+    None
+    """
     import matplotlib.pyplot as plt
     from myst_nb import glue
 
@@ -284,8 +354,19 @@ def glue_figure(name: str, fig: Figure) -> None:
 
 
 def show_measured(text: str, markdown: bool = False) -> None:
-    """Show measured numbers (a line below a check's verdict, or a Markdown table when ``markdown``)
-    without nbval comparing them."""
+    """Show measured numbers without nbval comparing them.
+
+    Parameters
+    ----------
+    text : str
+        A line below a check's verdict, or a Markdown table when ``markdown``.
+    markdown : bool
+        Also display ``text`` as Markdown.
+
+    Returns
+    -------
+    None
+    """
     from IPython.display import display
 
     if not isinstance(text, str):
@@ -297,5 +378,16 @@ def show_measured(text: str, markdown: bool = False) -> None:
 
 
 def is_measured_output(output: dict) -> bool:
-    """Whether a notebook output was written by :func:`glue_measured` or :func:`show_measured`."""
+    """Tell whether a notebook output was written by :func:`glue_measured` or :func:`show_measured`.
+
+    Parameters
+    ----------
+    output : dict
+        A notebook output (nbformat).
+
+    Returns
+    -------
+    bool
+        Whether it carries :data:`MEASURED_METADATA_KEY`.
+    """
     return bool(output.get("metadata", {}).get(MEASURED_METADATA_KEY, False))
