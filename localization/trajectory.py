@@ -5,9 +5,9 @@ gradient descent (:mod:`localization.train`), the integrators of the theory's fl
 (:mod:`localization.theory.effective`, :mod:`localization.theory.hypercube_flow`) and the reduced
 two-population model (:mod:`localization.experiments.specialisation`) all iterate a step function
 with :func:`checkpointed_scan`, record the state at the same checkpoint steps
-(:func:`checkpoint_steps`, :func:`checkpoint_gaps`), check for divergence with
-:func:`require_finite`, and return the same :class:`Trajectory`, so flows and SGD overlay without
-reindexing.
+(:func:`checkpoint_steps`, :func:`checkpoint_gaps`), check for divergence with :func:`diverged`
+(a flag per run) or :func:`require_finite` (an error), and return the same :class:`Trajectory`, so
+flows and SGD overlay without reindexing.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ __all__ = [
     "checkpoint_gaps",
     "checkpointed_scan",
     "DivergenceError",
+    "diverged",
     "require_finite",
 ]
 
@@ -177,12 +178,39 @@ class DivergenceError(FloatingPointError, ValueError):
     """
 
 
-def require_finite(tree: Any, message: str) -> None:
-    """Raise :class:`DivergenceError` with ``message`` unless every leaf of ``tree`` is finite.
+def diverged(tree: Any, axes: int = 0) -> np.ndarray:
+    """Flag the runs that left the finite numbers (the one divergence check of the library's loops).
 
-    The one divergence check of the library's loops, applied on the host to what
-    :func:`checkpointed_scan` recorded (NaN and inf persist once reached, so the recorded states
-    suffice).
+    Parameters
+    ----------
+    tree : pytree of arrays (recorded states); every leaf has the same leading ``axes`` axes.
+    axes : number of leading axes that index runs (e.g. 1 for (inits, C, ...) weights); 0 for one run.
+
+    Returns
+    -------
+    numpy.ndarray
+        bool of the shape of the leading ``axes`` axes (a 0-d array for ``axes=0``): True where some
+        entry of that run is NaN or infinite.
+    """
+    axes = v.integer("axes", axes, minimum=0)
+    leaves = jax.tree_util.tree_leaves(tree)
+    if not leaves:
+        raise ValueError("tree must have at least one array leaf")
+    lead = np.shape(leaves[0])[:axes]
+    bad = np.zeros(lead, bool)
+    for leaf in leaves:
+        leaf = np.asarray(leaf)
+        if leaf.shape[:axes] != lead:
+            raise ValueError(f"every leaf must start with the run axes {lead}, got shape {leaf.shape}")
+        bad |= ~np.isfinite(leaf).reshape(*lead, -1).all(axis=-1)
+    return bad
+
+
+def require_finite(tree: Any, message: str) -> None:
+    """Raise :class:`DivergenceError` with ``message`` if some entry of ``tree`` is NaN or infinite.
+
+    :func:`diverged` as an error, applied on the host to what :func:`checkpointed_scan` recorded
+    (NaN and inf persist once reached, so the recorded states suffice).
 
     Parameters
     ----------
@@ -194,5 +222,5 @@ def require_finite(tree: Any, message: str) -> None:
     DivergenceError
         When some entry is NaN or infinite.
     """
-    if not all(bool(jnp.all(jnp.isfinite(leaf))) for leaf in jax.tree_util.tree_leaves(tree)):
+    if diverged(tree):
         raise DivergenceError(message)

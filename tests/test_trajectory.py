@@ -17,6 +17,7 @@ from localization.trajectory import (
     checkpoint_gaps,
     checkpoint_steps,
     checkpointed_scan,
+    diverged,
     require_finite,
 )
 
@@ -100,6 +101,20 @@ def test_a_blowing_up_step_raises_the_one_divergence_error():
     require_finite((ws[0], {"b": jnp.zeros(3)}), "unused")
     with pytest.raises(DivergenceError, match="nan"):
         require_finite({"a": jnp.ones(2), "b": jnp.array([0.0, np.nan])}, "a nan")
+
+
+def test_diverged_flags_each_run_over_every_leaf():
+    """Runs on the leading axis: run 1 has a NaN in one leaf, run 2 an inf in the other, run 0 is finite."""
+    w = np.ones((3, 4, 2))
+    b = np.zeros((3, 4))
+    w[1, 2, 0], b[2, 3] = np.nan, -np.inf
+    np.testing.assert_array_equal(diverged({"w": w, "b": b}, axes=1), [False, True, True])
+    assert diverged((w, b)).shape == () and bool(diverged((w, b))) and not diverged(np.ones(3))
+    np.testing.assert_array_equal(diverged(w, axes=2), np.isnan(w).any(-1))
+    with pytest.raises(ValueError, match="run axes"):
+        diverged((w, np.zeros(2)), axes=1)
+    with pytest.raises(ValueError, match="axes must be an integer >= 0"):
+        diverged(w, axes=-1)
 
 
 def test_every_loop_raises_divergence_error():
