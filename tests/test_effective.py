@@ -181,13 +181,13 @@ def test_validation_messages():
         integrate_effective(w0, BIN, S0, S1, method="heun", **kw)
     with pytest.raises(ValueError, match="substeps"):
         integrate_effective(w0, BIN, S0, S1, substeps=0, **kw)
-    with pytest.raises(ValueError, match="sigma1 must have unit diagonal"):
+    with pytest.raises(ValueError, match="cov1 must have unit diagonal"):
         integrate_effective(w0, BIN, S0, 2 * S1, **kw)
-    with pytest.raises(ValueError, match="sigma0 must be symmetric"):
+    with pytest.raises(ValueError, match="cov0 must be symmetric"):
         integrate_effective(w0, BIN, S0 + np.triu(np.ones((N, N)), 1), S1, **kw)
-    with pytest.raises(ValueError, match="sigma0 must be a square"):
+    with pytest.raises(ValueError, match="cov0 must be a square"):
         integrate_effective(w0, BIN, S0[:, :3], S1, **kw)
-    with pytest.raises(ValueError, match="sigma0 and sigma1"):
+    with pytest.raises(ValueError, match="cov0 and cov1"):
         integrate_effective(w0, BIN, S0[:3, :3], S1, **kw)
     with pytest.raises(ValueError, match="w0 must have last axis"):
         integrate_effective(w0[:5], BIN, S0, S1, **kw)

@@ -40,7 +40,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 import numpy as np
-from numpy.typing import ArrayLike
+from jax.typing import ArrayLike
 
 from localization import validation as v
 from localization.pytree import pytree_dataclass, static_field
@@ -67,8 +67,7 @@ class _Static:
 
 
 def _as_pytree_phi(phi):
-    """A :class:`PytreeAmplifier` (Amplifier, CubicTaylor, TabulatedAmplifier) passes as it is; any
-    other callable is wrapped as a leafless pytree."""
+    """Pass a :class:`PytreeAmplifier` as it is; wrap any other callable as a leafless pytree."""
     if not callable(phi):
         raise TypeError(f"phi must be callable (e.g. localization.theory.amplifier_of(...)), got {type(phi).__name__}")
     if isinstance(phi, PytreeAmplifier):
@@ -82,14 +81,14 @@ def _eval_phi(phi, a):
     return phi.fn(a)
 
 
-def _check_covariances(sigma0, sigma1, n=None):
-    s0, s1 = v.covariance_pair(("sigma0", "sigma1"), sigma0, sigma1)
+def _check_covariances(cov0, cov1, n=None):
+    s0, s1 = v.covariance_pair(("cov0", "cov1"), cov0, cov1)
     if n is not None and s0.shape[0] != n:
-        raise ValueError(f"sigma0 and sigma1 must have shape ({n}, {n}) to match w, got {s0.shape}")
+        raise ValueError(f"cov0 and cov1 must have shape ({n}, {n}) to match w, got {s0.shape}")
     diag = np.diag(s1)
     if not np.allclose(diag, 1.0, rtol=0, atol=1e-8):
         raise ValueError(
-            "sigma1 must have unit diagonal (Lemma 3.1 and Eq. (6) assume unit marginal variance: "
+            "cov1 must have unit diagonal (Lemma 3.1 and Eq. (6) assume unit marginal variance: "
             f"A1 at j = i reads E[X_i | X_i = x] = x * Sigma_ii), got diagonal in [{diag.min()}, {diag.max()}]"
         )
     return jnp.asarray(s0), jnp.asarray(s1)
@@ -104,28 +103,38 @@ def _check_w(name, w, n=None):
     return w
 
 
-def _amplifier_argument(w, sigma1):
-    u = w @ sigma1  # Σ1 symmetric: (..., n)
+def _amplifier_argument(w, cov1):
+    u = w @ cov1  # Σ1 symmetric: (..., n)
     q = jnp.sum(w * u, axis=-1, keepdims=True)
     # |a_i| <= sqrt(Σ1_ii) = 1 by Cauchy–Schwarz in the Σ1 inner product; clip rounding excursions.
     return jnp.clip(u / jnp.sqrt(q), -1.0, 1.0)
 
 
-def _field(w, phi, sigma0, sigma1):
-    a = _amplifier_argument(w, sigma1)
-    return 0.5 * (_eval_phi(phi, a) - w @ (sigma0 + sigma1))
+def _field(w, phi, cov0, cov1):
+    a = _amplifier_argument(w, cov1)
+    return 0.5 * (_eval_phi(phi, a) - w @ (cov0 + cov1))
 
 
 # -------------------------------------------------------------------------------------------------
 # public API
 # -------------------------------------------------------------------------------------------------
-def amplifier_argument(w: ArrayLike, sigma1: ArrayLike) -> jax.Array:
-    r"""The argument of φ in Eq. (5): :math:`a=\Sigma_1w/\sqrt{w^\top\Sigma_1w}`, shape ``(..., n)``.
+def amplifier_argument(w: ArrayLike, cov1: ArrayLike) -> jax.Array:
+    r"""Return the argument of φ in Eq. (5), :math:`a=\Sigma_1w/\sqrt{w^\top\Sigma_1w}`.
 
     Each entry lies in [-1, 1] (Cauchy–Schwarz; equality iff :math:`w\propto e_i`); rounding
-    excursions are clipped. ``w`` must not be 0 (``ValueError``).
+    excursions are clipped.
+
+    Parameters
+    ----------
+    w : (..., n) non-zero weights (``ValueError`` at 0).
+    cov1 : (n, n) covariance :math:`\Sigma_1` of class 1.
+
+    Returns
+    -------
+    jax.Array
+        (..., n) float64.
     """
-    s1 = np.asarray(v.float_array("sigma1", sigma1, ndim_min=2), dtype=np.float64)
+    s1 = np.asarray(v.float_array("cov1", cov1, ndim_min=2), dtype=np.float64)
     w = _check_w("w", w, s1.shape[-1])
     if np.any(np.einsum("...i,ij,...j->...", w, s1, w) <= 0):
         raise ValueError("w must be non-zero (w^T Sigma1 w > 0), got a zero weight vector")
@@ -133,9 +142,9 @@ def amplifier_argument(w: ArrayLike, sigma1: ArrayLike) -> jax.Array:
 
 
 def effective_vector_field(
-    w: ArrayLike, phi: PytreeAmplifier | Callable, sigma0: ArrayLike, sigma1: ArrayLike
+    w: ArrayLike, phi: PytreeAmplifier | Callable, cov0: ArrayLike, cov1: ArrayLike
 ) -> jax.Array:
-    r"""Right-hand side of the effective flow (paper Eq. (5), τ = 1, book time convention):
+    r"""Return the right-hand side of the effective flow (paper Eq. (5), τ = 1, book time convention).
 
     .. math::
 
@@ -148,7 +157,7 @@ def effective_vector_field(
     w : (..., n) array, non-zero rows.
     phi : callable amplifier, e.g. ``theory.amplifier_of(marginal)`` or ``theory.amplifier_taylor(m)``
         or any vectorised jnp function of ``a`` in [-1, 1].
-    sigma0, sigma1 : (n, n) symmetric covariances of the two classes; ``sigma1`` (longer
+    cov0, cov1 : (n, n) symmetric covariances of the two classes; ``cov1`` (longer
         length-scale, y = 1) must have unit diagonal.
 
     Returns
@@ -157,7 +166,7 @@ def effective_vector_field(
         ``theory.gaussian.flow``).
     """
     phi = _as_pytree_phi(phi)
-    s0, s1 = _check_covariances(sigma0, sigma1)
+    s0, s1 = _check_covariances(cov0, cov1)
     w = _check_w("w", w, s1.shape[0])
     if np.any(np.einsum("...i,ij,...j->...", w, np.asarray(s1), w) <= 0):
         raise ValueError("w must be non-zero (w^T Sigma1 w > 0), got a zero weight vector")
@@ -177,10 +186,8 @@ def _check_single_w(name, w, s1):
     return w
 
 
-def effective_jacobian(
-    w: ArrayLike, phi: PytreeAmplifier | Callable, sigma0: ArrayLike, sigma1: ArrayLike
-) -> np.ndarray:
-    r"""Jacobian :math:`\partial F_i/\partial w_j` of :func:`effective_vector_field` at one weight vector.
+def effective_jacobian(w: ArrayLike, phi: PytreeAmplifier | Callable, cov0: ArrayLike, cov1: ArrayLike) -> np.ndarray:
+    r"""Return the Jacobian :math:`\partial F_i/\partial w_j` of :func:`effective_vector_field` at one weight vector.
 
     By forward-mode automatic differentiation (float64, exact up to rounding), so ``phi`` must be
     differentiable in JAX (``theory.amplifier_of``, ``theory.amplifier_taylor``, a tabulated φ is only
@@ -190,14 +197,14 @@ def effective_jacobian(
     Parameters
     ----------
     w : (n,) non-zero weight vector.
-    phi, sigma0, sigma1 : as for :func:`effective_vector_field`.
+    phi, cov0, cov1 : as for :func:`effective_vector_field`.
 
     Returns
     -------
     (n, n) float64 NumPy array; row i is the gradient of :math:`F_i`.
     """
     phi = _as_pytree_phi(phi)
-    s0, s1 = _check_covariances(sigma0, sigma1)
+    s0, s1 = _check_covariances(cov0, cov1)
     w = _check_single_w("w", w, s1)
     return np.asarray(_jacobian_jit(jnp.asarray(w), phi, s0, s1), dtype=np.float64)
 
@@ -205,13 +212,13 @@ def effective_jacobian(
 def effective_fixed_point(
     w0: ArrayLike,
     phi: PytreeAmplifier | Callable,
-    sigma0: ArrayLike,
-    sigma1: ArrayLike,
+    cov0: ArrayLike,
+    cov1: ArrayLike,
     *,
     tol: float = 1e-13,
     max_iter: int = 50,
 ) -> tuple[np.ndarray, float]:
-    r"""A fixed point :math:`F(w^*)=0` of the effective flow by Newton's method from ``w0``.
+    r"""Find a fixed point :math:`F(w^*)=0` of the effective flow by Newton's method from ``w0``.
 
     Iterates :math:`w\leftarrow w-J(w)^{-1}F(w)` (:func:`effective_jacobian`) until
     :math:`\max_i|F_i(w)|\le` ``tol``. Newton converges to the fixed point nearest in its basin,
@@ -221,7 +228,7 @@ def effective_fixed_point(
     Parameters
     ----------
     w0 : (n,) non-zero starting weights.
-    phi, sigma0, sigma1 : as for :func:`effective_vector_field` (``phi`` differentiable in JAX).
+    phi, cov0, cov1 : as for :func:`effective_vector_field` (``phi`` differentiable in JAX).
     tol : positive absolute tolerance on :math:`\max_i|F_i|` (default 1e-13).
     max_iter : int ≥ 1, the most Newton steps taken.
 
@@ -236,7 +243,7 @@ def effective_fixed_point(
         meets a singular Jacobian.
     """
     phi = _as_pytree_phi(phi)
-    s0, s1 = _check_covariances(sigma0, sigma1)
+    s0, s1 = _check_covariances(cov0, cov1)
     w = _check_single_w("w0", w0, s1)
     tol = v.positive("tol", tol)
     max_iter = v.integer("max_iter", max_iter, minimum=1)
@@ -284,8 +291,8 @@ def _integrate(w0, phi, s0, s1, lr, gaps, *, method, substeps):
 def integrate_effective(
     w0: ArrayLike,
     phi: PytreeAmplifier | Callable,
-    sigma0: ArrayLike,
-    sigma1: ArrayLike,
+    cov0: ArrayLike,
+    cov1: ArrayLike,
     *,
     lr: float,
     steps: int,
@@ -293,14 +300,16 @@ def integrate_effective(
     method: str = "euler",
     substeps: int = 1,
 ) -> Trajectory:
-    r"""Integrate the effective flow (paper Eq. (5), τ = 1) as the paper's code does: one step of size
-    ``lr`` per SGD step, so ``times = steps × lr`` matches ``localization.train``.
+    r"""Integrate the effective flow (paper Eq. (5), τ = 1) as the paper's code does.
+
+    One step of size ``lr`` per SGD step, so ``times = steps × lr`` matches ``localization.train``;
+    the loop is :func:`localization.trajectory.checkpointed_scan`.
 
     Parameters
     ----------
     w0 : (..., n) initial weights (leading axes = independent initialisations, vmapped).
     phi : amplifier callable (``theory.amplifier_of(m)``, ``theory.amplifier_taylor(m)`` or a jnp function).
-    sigma0, sigma1 : (n, n) class covariances (``sigma1`` unit diagonal).
+    cov0, cov1 : (n, n) class covariances (``cov1`` unit diagonal).
     lr : step size (> 0) = the SGD learning rate.
     steps : number of steps (int ≥ 1).
     checkpoints : int C (C evenly spaced step indices from 0 to ``steps`` inclusive, rounded, duplicates
@@ -322,7 +331,7 @@ def integrate_effective(
     substeps = v.integer("substeps", substeps, minimum=1)
     if method not in ("euler", "rk4"):
         raise ValueError(f"method must be 'euler' or 'rk4', got {method!r}")
-    s0, s1 = _check_covariances(sigma0, sigma1)
+    s0, s1 = _check_covariances(cov0, cov1)
     n = s1.shape[0]
     w0 = _check_w("w0", w0, n)
     if np.any(np.einsum("...i,ij,...j->...", w0, np.asarray(s1), w0) <= 0):
