@@ -85,7 +85,7 @@ _ID = re.compile(r"^[a-z0-9][a-z0-9\-]*$")
 
 
 def _scalar(name: str, value: Any) -> float | int:
-    """A claim's number: integers (counts) stay integers, anything else is a finite float."""
+    """Return a claim's number: integers (counts) stay integers, anything else is a finite float."""
     if np.ndim(value) != 0:
         raise TypeError(f"{name} must be a scalar (reduce an array first), got shape {np.shape(value)}")
     if isinstance(value, (bool, np.bool_, numbers.Integral)) or np.issubdtype(np.asarray(value).dtype, np.integer):
@@ -199,34 +199,43 @@ _LABEL = re.compile(r"^\(([A-Za-z0-9_\-]+)\)=\s*$")
 
 
 def code_cells(text: str) -> str:
-    """The code cells of a MyST notebook's text (their options and sources, in order), without the prose."""
+    """Return the code cells of a MyST notebook's text (their options and sources, in order), without the prose."""
     return "".join(m.group(0) for m in _CODE_CELL.finditer(text))
 
 
 def source_hash(path: str | os.PathLike) -> str:
-    """SHA-256 of a chapter's code cells: the record's test of whether what computes a claim changed
-    since (an edit of the prose leaves the record current; any edit of a code cell makes it stale)."""
+    """Return the SHA-256 of a chapter's code cells.
+
+    It is the record's test of whether what computes a claim changed since (an edit of the prose leaves
+    the record current; any edit of a code cell makes it stale).
+    """
     return hashlib.sha256(code_cells(Path(path).read_text(encoding="utf-8")).encode()).hexdigest()
 
 
 def id_pattern(stated: str) -> re.Pattern:
-    """The ids a stated claim id stands for: itself, or, for an f-string id stated in a loop
-    (``f"ica-{slug}-sub"``), every id with a lower-case word in place of each ``{...}``."""
+    """Return a pattern of the ids a stated claim id stands for.
+
+    That is the id itself, or, for an f-string id stated in a loop (``f"ica-{slug}-sub"``), every id
+    with a lower-case word in place of each ``{...}``.
+    """
     parts = re.split(r"\{[^}]*\}", stated)
     return re.compile("[a-z0-9.\\-]+".join(re.escape(part) for part in parts) + "$")
 
 
 def stated_id(claim_id: str, stated) -> str | None:
-    """The stated id (or f-string template) among ``stated`` that ``claim_id`` comes from."""
+    """Return the stated id (or f-string template) among ``stated`` that ``claim_id`` comes from."""
     if claim_id in stated:
         return claim_id
     return next((s for s in stated if "{" in s and id_pattern(s).match(claim_id)), None)
 
 
 def claim_ids(path: str | os.PathLike) -> dict[str, str | None]:
-    """The claim ids a chapter states (``claim("id", ...)`` in its source; an f-string id as its
-    template, see :func:`id_pattern`), each with the label of the nearest ``(label)=`` target above
-    it (the check the claims page links to), in order."""
+    """Return the claim ids a chapter states, in order, each with the label of its check.
+
+    Ids are the ``claim("id", ...)`` calls in its source (an f-string id as its template, see
+    :func:`id_pattern`); the label is that of the nearest ``(label)=`` target above the claim (the check
+    the claims page links to).
+    """
     found: dict[str, str | None] = {}
     label = None
     for line in Path(path).read_text(encoding="utf-8").splitlines():
@@ -281,8 +290,11 @@ def _gaps(values: np.ndarray, op: str, bound) -> np.ndarray:
 
 
 def summarise(records: dict[str, dict], book_dir: str | os.PathLike | None = None) -> list[ClaimSummary]:
-    """One :class:`ClaimSummary` per recorded claim, chapter by chapter. With ``book_dir``, a claim is
-    marked stale when its chapter's code cells no longer have the recorded hash (:func:`source_hash`)."""
+    """Return one :class:`ClaimSummary` per recorded claim, chapter by chapter.
+
+    With ``book_dir``, a claim is marked stale when its chapter's code cells no longer have the
+    recorded hash (:func:`source_hash`).
+    """
     rows = []
     for chapter, record in records.items():
         stale = False
@@ -334,8 +346,10 @@ def observed_range(claim_id: str, records: dict[str, dict] | None = None) -> tup
 
 
 def glue_range(name: str, claim_id: str, fmt: str = ".3g", records: dict[str, dict] | None = None) -> str:
-    """Glue ``"low–high over N seeds"`` of a claim's recorded values for the prose (a measured glue:
-    the record changes when the sweep is re-run) and return the text."""
+    """Glue ``"low–high over N seeds"`` of a claim's recorded values for the prose and return the text.
+
+    It is a measured glue: the record changes when the sweep is re-run.
+    """
     from localization import book
 
     low, high, count = observed_range(claim_id, records)
@@ -357,8 +371,11 @@ def _status(row: ClaimSummary) -> str:
 
 
 def markdown_tables(rows: list[ClaimSummary], book_dir: str | os.PathLike) -> dict[str, str]:
-    """The page's Markdown (MyST) table of each chapter's claims (claim, bound, range over seeds,
-    margin, status), with each claim linked to the check that states it by a ``{ref}`` role."""
+    """Return the page's Markdown (MyST) table of each chapter's claims.
+
+    Columns: claim, bound, range over seeds, margin, status; each claim links to the check that
+    states it by a ``{ref}`` role.
+    """
     tables: dict[str, str] = {}
     labels: dict[str, dict[str, str | None]] = {}
     for row in rows:

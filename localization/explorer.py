@@ -109,7 +109,7 @@ class Control:
         return self.values.index(self.value)
 
     def widget(self, name: str) -> Any:
-        """The live ipywidgets control (only built in a live notebook)."""
+        """Return the live ipywidgets control (only built in a live notebook)."""
         import ipywidgets as widgets
 
         options = list(zip(self.labels, self.values, strict=True))
@@ -119,8 +119,10 @@ class Control:
 
 
 class Slider(Control):
-    """An ordered list of stops, e.g. ``Slider([0.1, 1, 3, 10], value=3, description="gain g")``; a
-    stop may be a ``(label, value)`` pair. The slider shows the label of the stop it passes."""
+    """A slider over an ordered list of stops, e.g. ``Slider([0.1, 1, 3, 10], value=3, description="gain g")``.
+
+    A stop may be a ``(label, value)`` pair. The slider shows the label of the stop it passes.
+    """
 
     kind = "slider"
 
@@ -188,8 +190,10 @@ def render_frames(
 
 
 def _render(figure, controls, when, fixed=None) -> tuple[dict[str, str], float]:
-    """:func:`render_frames`, drawn by :class:`localization.rasterise.FrameDrawer` (in a worker process
-    where possible); also returns the CPU seconds the workers spent."""
+    """Run :func:`render_frames`, drawn by :class:`localization.rasterise.FrameDrawer`.
+
+    Drawing happens in a worker process where possible; also returns the CPU seconds the workers spent.
+    """
     import matplotlib.pyplot as plt
 
     grid = list(frame_grid(controls, when))
@@ -269,7 +273,7 @@ _STYLE = """<style>
 
 
 def _static_html(ident: str, name: str, controls: Mapping[str, Control], when: Mapping, frames: dict) -> str:
-    """The explorer as self-contained HTML: controls, the default frame, the frames as JSON, the script."""
+    """Return the explorer as self-contained HTML: controls, the default frame, the frames as JSON, the script."""
     parts, specs = [], []
     for key, c in controls.items():
         label = html.escape(c.description or key)

@@ -1,5 +1,7 @@
-r"""Networks of the paper (Section 2.1): the single ReLU neuron (M2), the soft committee machine and the
-two-layer network with trainable readout (M1).
+r"""Networks of the paper (Section 2.1).
+
+The single ReLU neuron (M2), the soft committee machine and the two-layer network with trainable
+readout (M1).
 
 All models map one parameter set and a batch ``x`` of shape ``(num, N)`` to predictions of shape
 ``(num,)``; leading axes on the parameters (independent initialisations, parameter sweeps) are
@@ -42,7 +44,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.typing import ArrayLike
+from jax.typing import ArrayLike, DTypeLike
 
 from localization import validation as v
 
@@ -88,7 +90,7 @@ class Params(NamedTuple):
 
 
 def activation_fn(activation: str) -> Callable[[jax.Array], jax.Array]:
-    """The pointwise nonlinearity named ``activation`` ("relu", "sigmoid" or "erf")."""
+    """Return the pointwise nonlinearity named ``activation`` ("relu", "sigmoid" or "erf")."""
     if not isinstance(activation, str):
         raise TypeError(f"activation must be a string, one of {ACTIVATIONS}, got {activation!r}")
     if activation == "relu":
@@ -145,7 +147,8 @@ def _hidden(W, x, act, b):
 
 
 def committee(W: ArrayLike, x: ArrayLike, activation: str = "sigmoid", b: ArrayLike | None = None) -> jax.Array:
-    r"""Soft committee machine: (M1) with readout fixed at 1/K,
+    r"""Return the soft committee machine's output: (M1) with readout fixed at 1/K.
+
     :math:`\hat y = \frac1K\sum_k \sigma(\langle w_k, x\rangle + b_k)`.
 
     Parameters
@@ -163,7 +166,8 @@ def committee(W: ArrayLike, x: ArrayLike, activation: str = "sigmoid", b: ArrayL
 
 
 def two_layer(params: Params, x: ArrayLike, activation: str = "relu") -> jax.Array:
-    r"""Two-layer network with trainable readout, paper (M1):
+    r"""Return the two-layer network's output, trainable readout, paper (M1).
+
     :math:`\hat y = \frac1K\bigl(c + \sum_k a_k\,\sigma(\langle w_k, x\rangle + b_k)\bigr)`.
 
     Parameters
@@ -196,8 +200,11 @@ def two_layer(params: Params, x: ArrayLike, activation: str = "relu") -> jax.Arr
 
 
 def predict(model: str, params: ArrayLike | Params, x: ArrayLike, activation: str = "relu") -> jax.Array:
-    """Dispatch: ``model`` "neuron" (params = (N,) array), "committee" (Params or (K, N) array) or
-    "two_layer" (Params). Returns (num,) predictions."""
+    """Return the (num,) predictions of ``model`` for inputs ``x`` (num, N).
+
+    ``model`` is "neuron" (params = (N,) array), "committee" (Params or (K, N) array) or "two_layer"
+    (Params).
+    """
     if model == "neuron":
         if activation != "relu":
             raise ValueError(f"activation must be 'relu' for model='neuron' (paper M2), got {activation!r}")
@@ -220,7 +227,7 @@ def init_weights(
     *,
     K: int | None = None,
     num: int | None = None,
-    dtype: Any = jnp.float64,
+    dtype: DTypeLike = jnp.float64,
 ) -> jax.Array:
     r"""Xavier-normal first-layer weights with variance multiplied by ``init_scale``.
 
@@ -270,9 +277,9 @@ def init_params(
     bias: bool = False,
     readout_mean: float = 1.0,
     num: int | None = None,
-    dtype: Any = jnp.float64,
+    dtype: DTypeLike = jnp.float64,
 ) -> Params:
-    """Initial :class:`Params` for ``model`` "committee" (w, optional b) or "two_layer" (w, a, optional b, c).
+    """Return initial :class:`Params` for ``model`` "committee" (w, optional b) or "two_layer" (w, a, b, c).
 
     As the paper's code (``Linear`` and ``MLP`` in ``localization/models/feedforward.py``,
     github.com/leonlufkin/Localization at 5ebb565): first-layer weights (K, N) Xavier-normal times
@@ -323,8 +330,10 @@ def _float_dtype(dtype):
 # initial parameters: validation and the initialisation axis
 # -------------------------------------------------------------------------------------------------
 def check_architecture(model: str, activation: str) -> None:
-    """Raise ``ValueError`` unless ``model`` is one of :data:`MODELS` and ``activation`` one of
-    :data:`ACTIVATIONS` (the single neuron M2 is a ReLU neuron)."""
+    """Raise ``ValueError`` unless ``model`` is one of :data:`MODELS` and ``activation`` one of :data:`ACTIVATIONS`.
+
+    The single neuron M2 is a ReLU neuron.
+    """
     if not isinstance(model, str) or model not in MODELS:
         raise ValueError(f"model must be one of {MODELS}, got {model!r}")
     if not isinstance(activation, str) or activation not in ACTIVATIONS:
@@ -338,7 +347,7 @@ def _param_ndim(model: str) -> int:
 
 
 def flatten_initialisations(
-    w0: ArrayLike | Params, model: str, dtype: Any, n: int | tuple[int, ...] | None = None
+    w0: ArrayLike | Params, model: str, dtype: DTypeLike, n: int | tuple[int, ...] | None = None
 ) -> tuple[Any, tuple[int, ...], int]:
     """Validate initial parameters ``w0`` of ``model`` and merge their leading axes.
 
@@ -397,13 +406,17 @@ def flatten_initialisations(
 
 
 def batch_mse(params, x, y, model: str, activation: str) -> jax.Array:
-    r"""The loss of paper Eq. (9) on a batch, unvalidated (for use inside compiled training loops):
-    :math:`\frac1M\sum_m(y_m-\hat y(x_m))^2`, no factor ½. Shapes as in :func:`mse`."""
+    r"""Return the loss of paper Eq. (9) on a batch, unvalidated (for compiled training loops).
+
+    :math:`\frac1M\sum_m(y_m-\hat y(x_m))^2`, no factor ½. Shapes as in :func:`mse`.
+    """
     r = y - predict(model, params, x, activation)
     return jnp.mean(r * r)
 
 
-def mse(params: Any, x: Any, y: Any, *, model: str = "neuron", activation: str = "relu") -> jax.Array:
+def mse(
+    params: ArrayLike | Params, x: ArrayLike, y: ArrayLike, *, model: str = "neuron", activation: str = "relu"
+) -> jax.Array:
     r"""Batch estimate of the loss, paper Eq. (9): :math:`\frac1M\sum_{m}(y_m-\hat y(x_m))^2` (no ½).
 
     Parameters

@@ -22,14 +22,14 @@ T = TypeVar("T")
 
 
 def static_field(**kwargs: Any) -> Any:
-    """A dataclass field stored as static (hashable) pytree auxiliary data, not as a leaf."""
+    """Return a dataclass field stored as static (hashable) pytree auxiliary data, not as a leaf."""
     metadata = dict(kwargs.pop("metadata", {}) or {})
     metadata["static"] = True
     return dataclasses.field(metadata=metadata, **kwargs)
 
 
 def pytree_dataclass(cls: type[T] | None = None, *, eq: bool = True) -> Any:
-    """Decorator: ``cls`` as a frozen dataclass registered as a pytree (see module docstring).
+    """Make ``cls`` a frozen dataclass registered as a pytree (a decorator; see module docstring).
 
     ``@pytree_dataclass(eq=False)`` keeps identity equality and hashing, for classes whose leaves are
     arrays (field-wise ``==`` on arrays is not a bool).

@@ -25,7 +25,7 @@ WORKERS_ENV = "LOCALIZATION_EXPLORER_WORKERS"
 
 
 def png(fig: Any) -> bytes:
-    """The figure as a PNG at its own size and dpi, in a 256-colour palette (3–4x smaller than RGB).
+    """Return the figure as a PNG at its own size and dpi, in a 256-colour palette (3–4x smaller than RGB).
 
     One draw of the canvas (``savefig`` with the book's tight bounding box would lay the figure out
     twice); the figures use constrained layout, so nothing is cut.
@@ -42,7 +42,7 @@ def png(fig: Any) -> bytes:
 
 
 def worker_count() -> int:
-    """The number of drawing processes (:data:`WORKERS_ENV`); raises ValueError for a bad value."""
+    """Return the number of drawing processes (:data:`WORKERS_ENV`); raise ValueError for a bad value."""
     raw = os.environ.get(WORKERS_ENV, "").strip()
     if not raw:
         return 1 if (os.cpu_count() or 1) >= 2 else 0
@@ -55,7 +55,7 @@ _pools: dict[int, Any] = {}
 
 
 def _pool(workers: int) -> Any:
-    """This process's pool of ``workers`` drawing processes (spawned once, shut down at exit)."""
+    """Return the pool of ``workers`` drawing processes of this process (spawned once, shut down at exit)."""
     if workers not in _pools:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
@@ -68,8 +68,11 @@ def _pool(workers: int) -> Any:
 
 
 def _ignore_interrupts() -> None:
-    """In a worker: ignore SIGINT. A Jupyter kernel is stopped with an interrupt to its process group;
-    the worker would print a KeyboardInterrupt traceback into the build log. It ends with its pool."""
+    """Ignore SIGINT in a worker.
+
+    A Jupyter kernel is stopped with an interrupt to its process group;
+    the worker would print a KeyboardInterrupt traceback into the build log. It ends with its pool.
+    """
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -110,6 +113,7 @@ class FrameDrawer:
         self._failed = True
 
     def add(self, fig: Any) -> None:
+        """Queue ``fig`` for drawing (in a worker process when there are workers, else at :meth:`finish`)."""
         data, job = pickle.dumps(fig), None
         if self.workers and not self._failed:
             try:
@@ -119,7 +123,7 @@ class FrameDrawer:
         self._pending.append((data, job))
 
     def finish(self) -> list[bytes]:
-        """The PNG of every added figure, in the order added."""
+        """Return the PNG of every added figure, in the order added."""
         pictures = []
         for data, job in self._pending:
             picture = None

@@ -37,7 +37,7 @@ SWEEP_AXIS = "sweep"
 
 
 def sweep_devices(devices: Sequence[Any] | None = None) -> tuple[Any, ...]:
-    """The devices a sweep is split over: ``devices`` checked, or all of ``jax.devices()`` (default).
+    """Return the devices a sweep is split over: ``devices`` checked, or all of ``jax.devices()`` (default).
 
     Raises TypeError unless ``devices`` is None or a non-empty sequence of distinct ``jax.Device``.
     """
@@ -110,9 +110,10 @@ def shard_leading(tree: Any, devices: Sequence[Any] | None = None) -> tuple[Any,
 
 
 def unpad(tree: Any, length: int, axis: int = 0) -> Any:
-    """Every array of ``tree`` cut to its first ``length`` entries along ``axis`` (the sweep axis of
-    an output of a computation on :func:`shard_leading`'s result); leaves already of that length are
-    returned as they are, so with one device this is the identity. None leaves stay None.
+    """Cut every array of ``tree`` to its first ``length`` entries along ``axis``.
+
+    ``axis`` is the sweep axis of an output of a computation on :func:`shard_leading`'s result; leaves already of that
+    length are returned as they are, so with one device this is the identity. None leaves stay None.
 
     Raises ValueError if ``length`` < 1 or a leaf's ``axis`` is shorter than ``length``.
     """

@@ -18,6 +18,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import DTypeLike
 
 from localization import validation as v
 
@@ -51,11 +52,14 @@ def _same_value(a, b) -> bool:
 
 
 def split_task(task: Any) -> tuple[tuple[Any, ...] | None, Any]:
-    """(dynamic, static). Pytree tasks with numeric leaves go in as traced arguments (no recompilation
-    for new parameter values), with equal leaves passed once, so that inside the trace they are the
+    """Split a task into ``(dynamic, static)`` parts for a compiled function.
+
+    Pytree tasks with numeric leaves go in as traced arguments (no recompilation for new parameter
+    values), with equal leaves passed once, so that inside the trace they are the
     *same* tracer (e.g. the gain shared by both classes of ``LengthscaleTask.of(NLGP, gain=g)``; a
     sampler can then see that one transform serves both classes). Anything else is a static argument
-    (hash/eq, or identity)."""
+    (hash/eq, or identity).
+    """
     leaves, treedef = jax.tree_util.tree_flatten(task)
     if all(_is_numeric_leaf(l) for l in leaves) and not (len(leaves) == 1 and leaves[0] is task):
         uniq, index = [], []
@@ -76,14 +80,17 @@ def split_task(task: Any) -> tuple[tuple[Any, ...] | None, Any]:
 
 
 def rebuild_task(dyn: tuple[Any, ...] | None, static: Any) -> Any:
+    """Return the task that :func:`split_task` split into ``dyn`` and ``static`` (inside or outside a trace)."""
     if isinstance(static, _TaskSpec):
         return jax.tree_util.tree_unflatten(static.treedef, [dyn[i] for i in static.index])
     return static.obj if isinstance(static, _ByIdentity) else static
 
 
-def stack_tasks(tasks: Sequence[Any], dtype: Any = jnp.float32) -> Any:
-    """Stack tasks that differ only in array-valued parameters into one task whose leaves have a
-    leading axis of length P = len(tasks) (floating leaves cast to ``dtype``), for :func:`train_sweep`.
+def stack_tasks(tasks: Sequence[Any], dtype: DTypeLike = jnp.float32) -> Any:
+    """Stack tasks that differ only in array-valued parameters into one task, for :func:`train_sweep`.
+
+    The stacked task's leaves have a leading axis of length P = len(tasks) (floating leaves cast to
+    ``dtype``).
 
     The tasks must be pytrees with the same structure (same static fields, e.g. the same length
     scales ``xi``) and numeric leaves (e.g. ``NLGP`` gains, ``Kur`` exponents ``k``).

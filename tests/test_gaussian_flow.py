@@ -120,18 +120,6 @@ def test_integrate_reaches_the_stable_fixed_point_on_sgd_time():
     np.testing.assert_allclose(np.abs(final), np.abs(np.broadcast_to(target, final.shape)), rtol=1e-6)
 
 
-def test_fit_sinusoid_recovers_a_sinusoid_and_reports_its_error():
-    x = np.arange(40.0)
-    w = 0.7 * np.sin(2 * np.pi * 0.113 * (x - 3.2)) + 0.05
-    fit = gf.fit_sinusoid(w)
-    assert fit.relative_error < 1e-8
-    assert fit.frequency == pytest.approx(0.113, rel=1e-8) and fit.amplitude == pytest.approx(0.7, rel=1e-8)
-    noise = 0.02 * np.asarray(jax.random.normal(jax.random.key(0), (40,), dtype=jnp.float64))
-    noisy = gf.fit_sinusoid(w + noise)
-    expected = np.linalg.norm(noise) / np.linalg.norm(w + noise)
-    assert 0.5 * expected < noisy.relative_error < expected  # the fit absorbs a little of the noise
-
-
 def test_bad_arguments_are_named():
     cov0, cov1 = _covariances()
     with pytest.raises(ValueError, match="the flow is undefined where w\\^T Sigma1 w = 0"):
@@ -140,8 +128,6 @@ def test_bad_arguments_are_named():
         gf.flow(np.ones(N), cov0[:8, :8], cov1)
     with pytest.raises(ValueError, match="square"):
         gf.flow(np.ones(N), np.ones((N, N + 1)), cov1)
-    with pytest.raises(ValueError, match="w must be non-zero"):
-        gf.fit_sinusoid(np.zeros(10))
     with pytest.raises(ValueError, match="kappa must be positive"):
         gf.half_space_moment(np.ones(N), cov1, kappa=0.0)
     assert float(gf.loss(np.zeros(N), cov0, cov1)) == 0.5

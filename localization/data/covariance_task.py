@@ -15,6 +15,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import DTypeLike
 
 from localization import validation as v
 from localization.data.base import sample_arguments
@@ -42,8 +43,9 @@ def _symmetric_root(name: str, cov: np.ndarray) -> np.ndarray:
 
 @pytree_dataclass(eq=False)
 class CovarianceTask:
-    """y ~ Bernoulli(1/2), X | y ~ N(0, Σ_y) on N sites (notes 001 §2; the Gaussian case of paper
-    Eq. (1) with arbitrary class covariances).
+    """The Gaussian task y ~ Bernoulli(1/2), X | y ~ N(0, Σ_y) on N sites (notes 001 §2).
+
+    It is the Gaussian case of paper Eq. (1) with arbitrary class covariances.
 
     Parameters
     ----------
@@ -70,13 +72,13 @@ class CovarianceTask:
         """N, the input size the task is defined on."""
         return int(np.shape(self.cov0)[-1])
 
-    def _arguments(self, key: Any, num: Any, n: Any, dtype: Any) -> tuple[Any, int, Any]:
+    def _arguments(self, key: jax.Array, num: Any, n: Any, dtype: DTypeLike) -> tuple[Any, int, Any]:
         key, num, shape, dtype = sample_arguments(key, num, n, dtype)
         if shape != (self.size,):
             raise ValueError(f"n must be the covariances' size N = {self.size}, got {n!r}")
         return key, num, dtype
 
-    def sample(self, key: Any, num: int, n: int, dtype: Any = jnp.float64) -> tuple[jax.Array, jax.Array]:
+    def sample(self, key: jax.Array, num: int, n: int, dtype: DTypeLike = jnp.float64) -> tuple[jax.Array, jax.Array]:
         """(x (num, N), y (num,)): y ~ Bernoulli(1/2) i.i.d., x = R_y z."""
         key, num, dtype = self._arguments(key, num, n, dtype)
         ky, kz = jax.random.split(key)
@@ -86,7 +88,9 @@ class CovarianceTask:
         x = jnp.where(y[:, None], z @ roots[1].T, z @ roots[0].T)
         return x, y.astype(dtype)
 
-    def sample_balanced(self, key: Any, num: int, n: int, dtype: Any = jnp.float64) -> tuple[jax.Array, jax.Array]:
+    def sample_balanced(
+        self, key: jax.Array, num: int, n: int, dtype: DTypeLike = jnp.float64
+    ) -> tuple[jax.Array, jax.Array]:
         """(x (num, N), y (num,)): ``num // 2`` examples of class 0 first, then the rest of class 1."""
         key, num, dtype = self._arguments(key, num, n, dtype)
         if num < 2:
@@ -117,6 +121,8 @@ class CovarianceTask:
 
     @classmethod
     def of_lengthscales(cls, xi0: float, xi1: float, n: int) -> CovarianceTask:
-        """Gaussian classes with the book's kernel covariances ``data.covariance(xi0, n)`` and
-        ``data.covariance(xi1, n)``, in either order."""
+        """Return Gaussian classes with the book's kernel covariances, in either order.
+
+        The covariances are ``data.covariance(xi0, n)`` and ``data.covariance(xi1, n)``.
+        """
         return cls(covariance(xi0, n), covariance(xi1, n))

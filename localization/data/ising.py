@@ -1,5 +1,6 @@
-"""The periodic 1-D ferromagnetic Ising chain (paper Eq. (2)): exact sampler, exact correlations, and
-the short Metropolis chains of the paper's code (a contrast, not a sampler).
+"""The periodic 1-D ferromagnetic Ising chain (paper Eq. (2)).
+
+An exact sampler, exact correlations, and the short Metropolis chains of the paper's code (a contrast, not a sampler).
 
 :class:`Ising` samples the chain exactly through its transfer matrix; :func:`ising_correlation` is
 E[x_0 x_d] in closed form. :func:`metropolis_ising` reproduces the procedure of the paper's public
@@ -28,12 +29,11 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.typing import ArrayLike
+from jax.typing import ArrayLike, DTypeLike
 
 from localization import validation as v
 from localization.data.base import DataModel, concrete, family_parameter
@@ -111,9 +111,11 @@ class Ising(DataModel):
 
     @property
     def marginal(self) -> RademacherMarginal:
+        """Return the coordinate law: ±1 with probability ½ each."""
         return RademacherMarginal()
 
     def check_shape(self, shape: tuple[int, ...]) -> None:
+        """Raise ``ValueError`` unless ``shape`` is one axis (a ring)."""
         if len(shape) != 1:
             raise ValueError(f"n must be an int (1-D chain) for Ising, got shape {shape}")
 
@@ -162,7 +164,7 @@ def _chains(key, coupling, num, n, num_flips, dtype):
 
 
 def metropolis_ising(
-    key: Any, J: float, n: int, num: int, *, num_flips: int = 1000, dtype: Any = jnp.float64
+    key: jax.Array, J: float, n: int, num: int, *, num_flips: int = 1000, dtype: DTypeLike = jnp.float64
 ) -> jax.Array:
     """Last states of ``num`` independent short Metropolis chains on the periodic Ising chain.
 
@@ -177,7 +179,8 @@ def metropolis_ising(
             ``num_flips = 0`` returns the uniform start (independent ±1 spins).
         dtype: floating dtype of the result.
 
-    Returns:
+    Returns
+    -------
         ``(num, n)`` array with entries ±1.
 
     Each chain starts from independent uniform ±1 spins and is *not* burnt in, as in the code behind

@@ -22,13 +22,12 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.special as sp
-from jax.typing import ArrayLike
+from jax.typing import ArrayLike, DTypeLike
 
 from localization import prng
 from localization import validation as v
@@ -82,6 +81,7 @@ class Marginal(abc.ABC):
 
     @property
     def kurtosis(self) -> float:
+        """Return the kurtosis E[X^4]/E[X^2]^2 (math.inf when the fourth moment diverges)."""
         m4 = self.fourth_moment
         return math.inf if math.isinf(m4) else m4 / self.variance**2
 
@@ -93,9 +93,11 @@ class Marginal(abc.ABC):
 
     @property
     def mean_absolute(self) -> float:
-        """``E|X|`` (half the radial constant of an elliptical law, ``theory.gaussian``). By default the
-        quadrature of ``abs(x)``, accurate for rules built symmetric about 0 on each half-line; laws whose
-        rule has a node interval across 0 override it with a closed form."""
+        """Return ``E|X|`` (half the radial constant of an elliptical law, ``theory.gaussian``).
+
+        By default the quadrature of ``abs(x)``, accurate for rules built symmetric about 0 on each half-line; laws
+        whose rule has a node interval across 0 override it with a closed form.
+        """
         return self.expect(np.abs)
 
     def quadrature(self, order: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -111,7 +113,7 @@ class Marginal(abc.ABC):
         x, w = self.quadrature(order)
         return float(np.sum(w * f(x)))
 
-    def sample(self, key: Any, num: int, dtype: Any = jnp.float64) -> jax.Array:
+    def sample(self, key: jax.Array, num: int, dtype: DTypeLike = jnp.float64) -> jax.Array:
         """``num`` iid draws, shape (num,)."""
         key = v.key("key", key)
         num = v.integer("num", num, 1)
@@ -139,9 +141,11 @@ class GaussianMarginal(Marginal):
     mean_absolute = math.sqrt(2.0 / math.pi)
 
     def pdf(self, x: ArrayLike) -> np.ndarray:
+        """Return the density exp(-x^2/2)/sqrt(2 pi) at ``x`` (float64, the shape of ``x``)."""
         return np.exp(-0.5 * np.asarray(x) ** 2) / math.sqrt(2 * math.pi)
 
     def upper_quantile(self, p: ArrayLike) -> np.ndarray:
+        """Return the x with P(X > x) = ``p`` (``p`` in (0, 1); the shape of ``p``)."""
         return -sp.ndtri(p)
 
     def _quadrature(self, order):
@@ -164,13 +168,28 @@ def nlgp_normaliser(gain: ArrayLike) -> jax.Array:
 
 
 def takes_jax_path(z: ArrayLike, *params: ArrayLike) -> bool:
-    """True when a copula map gets a JAX array or a traced parameter: it then runs in JAX (traceable,
-    in ``z``'s dtype, the samplers' path); NumPy input runs in SciPy float64 (the quadratures' path)."""
+    """Tell whether a copula map runs in JAX (True) or in SciPy float64 (False).
+
+    True when ``z`` is a JAX array or any parameter is traced: the map then runs in JAX (traceable, in
+    ``z``'s dtype, the samplers' path); NumPy input runs in SciPy float64 (the quadratures' path).
+
+    Parameters
+    ----------
+    z : ArrayLike
+        Argument of the map.
+    *params : ArrayLike
+        The law's parameters (e.g. the gain).
+
+    Returns
+    -------
+    bool
+        Whether to take the JAX path.
+    """
     return isinstance(z, (jax.Array, jax.core.Tracer)) or any(isinstance(p, jax.core.Tracer) for p in params)
 
 
 def nlgp_transform(z: ArrayLike, gain: ArrayLike) -> jax.Array | np.ndarray:
-    """The NLGP copula map z -> erf(g z)/𝒵(g) (paper Eq. (3)).
+    """Apply the NLGP copula map z -> erf(g z)/𝒵(g) (paper Eq. (3)).
 
     JAX arrays (traceable in ``gain``, the samplers' path) or NumPy arrays (SciPy, float64; the
     theory's quadratures) in, the same kind out.
@@ -226,17 +245,21 @@ class NLGPMarginal(Marginal):
 
     @property
     def normaliser(self) -> float:
+        """Return 𝒵(g) (:func:`nlgp_normaliser`)."""
         return float(nlgp_normaliser(self.gain))
 
     @property
     def second_moment(self) -> float:
+        """Return E[X^2] by quadrature (1 up to rounding)."""
         return _nlgp_moments(self.gain)[0]
 
     @property
     def fourth_moment(self) -> float:
+        """Return E[X^4] by quadrature."""
         return _nlgp_moments(self.gain)[1]
 
     def upper_quantile(self, p: ArrayLike) -> np.ndarray:
+        """Return the x with P(X > x) = ``p``: erf(-g Φ^-1(p))/𝒵 (the shape of ``p``)."""
         return sp.erf(-self.gain * sp.ndtri(p)) / self.normaliser
 
     def pdf(self, x: ArrayLike) -> np.ndarray:
@@ -289,7 +312,7 @@ def kur_excess_kurtosis(k: float) -> float:
 
 @functools.lru_cache(maxsize=1)
 def kur_excess_kurtosis_zero() -> float:
-    """The k* where the excess kurtosis of Kur(k) changes sign (positive for 4 < k < k*), by brentq."""
+    """Return the k* where the excess kurtosis of Kur(k) changes sign (positive for 4 < k < k*), by brentq."""
     from scipy.optimize import brentq
 
     return brentq(kur_excess_kurtosis, 5.0, 7.0, xtol=1e-15, rtol=4 * np.finfo(float).eps)
@@ -337,18 +360,22 @@ class KurMarginal(Marginal):
 
     @property
     def normaliser(self) -> float:
+        """Return 𝒵_k = sqrt(E[Y^2]), Y the unnormalised Kur(k) variable."""
         return math.sqrt(kur_raw_moment(self.k, 2))
 
     @property
     def second_moment(self) -> float:
+        """Return E[X^2] (1 up to rounding)."""
         return kur_raw_moment(self.k, 2) / self.normaliser**2
 
     @property
     def fourth_moment(self) -> float:
+        """Return E[X^4] (math.inf for k <= 4)."""
         m4 = kur_raw_moment(self.k, 4)
         return math.inf if math.isinf(m4) else m4 / self.normaliser**4
 
     def upper_quantile(self, p: ArrayLike) -> np.ndarray:
+        """Return the x with P(X > x) = ``p`` in closed form (the shape of ``p``)."""
         k = self.k
         p = np.asarray(p, dtype=np.float64)
         s = 1.0 - 2.0 * p
@@ -357,10 +384,12 @@ class KurMarginal(Marginal):
         return s * one_minus_sk ** (-1.0 / k) / self.normaliser
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
+        """Return ``P(X <= x) = (1 + y/(1 + |y|**k)**(1/k))/2``, ``y = 𝒵_k x`` (the shape of ``x``)."""
         y = np.asarray(x, dtype=np.float64) * self.normaliser
         return 0.5 * (1.0 + y / (1.0 + np.abs(y) ** self.k) ** (1.0 / self.k))
 
     def pdf(self, x: ArrayLike) -> np.ndarray:
+        """Return the density 𝒵_k f_k(𝒵_k x) at ``x`` (float64, the shape of ``x``)."""
         Zn = self.normaliser
         y = np.asarray(x, dtype=np.float64) * Zn
         return Zn * 0.5 * (1.0 + np.abs(y) ** self.k) ** (-(self.k + 1.0) / self.k)
@@ -408,16 +437,19 @@ class StudentTMarginal(Marginal):
 
     @property
     def scale(self) -> float:
+        """Return sqrt((nu-2)/nu), the factor that gives T unit variance."""
         return math.sqrt((self.nu - 2.0) / self.nu)
 
     second_moment = property(lambda self: 1.0)
 
     @property
     def fourth_moment(self) -> float:
+        """Return E[X^4] = 3 (nu-2)/(nu-4) (math.inf for nu <= 4)."""
         nu = self.nu
         return math.inf if nu <= 4 else 3.0 * (nu - 2.0) / (nu - 4.0)
 
     def upper_quantile(self, p: ArrayLike) -> np.ndarray:
+        """Return the x with P(X > x) = ``p`` via the inverse regularised beta function (the shape of ``p``)."""
         nu = self.nu
         p = np.asarray(p, dtype=np.float64)
         lo = p < 0.25
@@ -428,6 +460,7 @@ class StudentTMarginal(Marginal):
         return np.sqrt(nu * v / w) * self.scale
 
     def pdf(self, x: ArrayLike) -> np.ndarray:
+        """Return the density of the scaled Student t at ``x`` (float64, the shape of ``x``)."""
         nu, c = self.nu, self.scale
         t = np.asarray(x, dtype=np.float64) / c
         logc = sp.gammaln((nu + 1) / 2) - sp.gammaln(nu / 2) - 0.5 * math.log(nu * math.pi)

@@ -47,6 +47,7 @@ class SinglePulse(DataModel):
 
     @property
     def marginal(self) -> RademacherMarginal:
+        """Return the coordinate law: ±1 with probability ½ each."""
         return RademacherMarginal()
 
     def lengths(self, n: int) -> tuple[int, int]:
@@ -72,6 +73,7 @@ class SinglePulse(DataModel):
         return lo, hi
 
     def check_shape(self, shape: tuple[int, ...]) -> None:
+        """Raise ``ValueError`` unless ``shape`` is one axis admitting an integer pulse length."""
         if len(shape) != 1:
             raise ValueError(f"n must be an int (1-D signal) for SinglePulse, got shape {shape}")
         self.lengths(shape[0])

@@ -75,7 +75,7 @@ def symmetric_from_upper(
 def adaptive_quad(
     f: Callable[[float], float], a: float, b: float, points: Sequence[float] | None = None, epsrel: float = 1e-13
 ) -> float:
-    """scipy adaptive quadrature; raises if the error estimate is not small (no silent warnings)."""
+    """Integrate ``f`` over [a, b] by SciPy's adaptive quadrature; raise if the error estimate is not small."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if points is not None and np.isfinite(b):

@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.typing import ArrayLike
+from jax.typing import ArrayLike, DTypeLike
 
 from localization import data, models, theory, train
 from localization import validation as v
@@ -57,36 +57,36 @@ class Comparison(NamedTuple):
 
     ``sgd``, ``flow`` (exact φ) and ``taylor`` (cubic-Taylor φ, or None) are ``localization.trajectory``
     ``Trajectory`` objects with identical ``times`` (C,) and ``steps`` (C,) and weights (..., C, n); the
-    SGD weights are in the simulation dtype, the flows in float64. ``sigma0``, ``sigma1`` are the exact class
+    SGD weights are in the simulation dtype, the flows in float64. ``cov0``, ``cov1`` are the exact class
     covariances (n, n) used by the flows.
     """
 
     sgd: Trajectory
     flow: Trajectory | None
     taylor: Trajectory | None
-    sigma0: np.ndarray
-    sigma1: np.ndarray
+    cov0: np.ndarray
+    cov1: np.ndarray
 
     def select(self, index: int) -> Comparison:
         """Return the comparison for one task of a :func:`comparison_sweep` (index of the leading axis)."""
         flow, taylor = (None if t is None else t.select(index) for t in (self.flow, self.taylor))
-        return Comparison(self.sgd.select(index), flow, taylor, self.sigma0[index], self.sigma1[index])
+        return Comparison(self.sgd.select(index), flow, taylor, self.cov0[index], self.cov1[index])
 
 
 def _flows(w0, task, n, *, lr, steps, checkpoints, taylor, exact=True, table=4097):
-    sigma0, sigma1 = (np.asarray(s, dtype=np.float64) for s in task.covariances(n))
+    cov0, cov1 = (np.asarray(s, dtype=np.float64) for s in task.covariances(n))
     marginal = task.model1.marginal
     flow = tay = None
     if exact:
         phi = theory.amplifier_of(marginal)
         if table is not None:
             phi = theory.tabulate_amplifier(phi, table)
-        flow = theory.integrate_effective(w0, phi, sigma0, sigma1, lr=lr, steps=steps, checkpoints=checkpoints)
+        flow = theory.integrate_effective(w0, phi, cov0, cov1, lr=lr, steps=steps, checkpoints=checkpoints)
     if taylor:
         tay = theory.integrate_effective(
-            w0, theory.amplifier_taylor(marginal), sigma0, sigma1, lr=lr, steps=steps, checkpoints=checkpoints
+            w0, theory.amplifier_taylor(marginal), cov0, cov1, lr=lr, steps=steps, checkpoints=checkpoints
         )
-    return flow, tay, sigma0, sigma1
+    return flow, tay, cov0, cov1
 
 
 def _check_w0(w0, n):
@@ -118,7 +118,7 @@ def compare_flow_and_sgd(
     checkpoints: int | Sequence[int] = 101,
     n: int | None = None,
     taylor: bool = True,
-    dtype: Any = None,
+    dtype: DTypeLike = None,
     balanced: bool = False,
     table: int | None = 4097,
 ) -> Comparison:
@@ -197,17 +197,17 @@ def flow_sweep(
 
 def _swept_flows(tasks, w0, n, lr, steps, checkpoints, taylor, table):
     """Return the flows of checked tasks stacked as one Trajectory (P, ..., C, n), and Σ₀, Σ₁ (P, n, n)."""
-    runs, sigma0, sigma1 = [], [], []
+    runs, cov0, cov1 = [], [], []
     for task in tasks:
         flow, tay, s0, s1 = _flows(
             w0, task, n, lr=lr, steps=steps, checkpoints=checkpoints, taylor=taylor, exact=not taylor, table=table
         )
         runs.append(tay if taylor else flow)
-        sigma0.append(s0)
-        sigma1.append(s1)
+        cov0.append(s0)
+        cov1.append(s1)
     weights = jnp.stack([r.weights for r in runs])
     trajectory = Trajectory(times=runs[0].times, steps=runs[0].steps, weights=weights, loss=None)
-    return trajectory, np.stack(sigma0), np.stack(sigma1)
+    return trajectory, np.stack(cov0), np.stack(cov1)
 
 
 def comparison_sweep(
@@ -220,7 +220,7 @@ def comparison_sweep(
     steps: int,
     checkpoints: int | Sequence[int] = 101,
     n: int | None = None,
-    dtype: Any = None,
+    dtype: DTypeLike = None,
     balanced: bool = False,
     table: int | None = 4097,
 ) -> Comparison:
@@ -229,11 +229,11 @@ def comparison_sweep(
     SGD is one ``train.train_sweep`` call (vmap over the tasks, the same initialisations and data
     stream for every task); the flows are :func:`flow_sweep`. Costs one compilation of each, instead
     of one SGD run per task. Returns a :class:`Comparison` whose ``sgd`` and ``flow`` weights are
-    (P, ..., C, n), ``taylor`` None, and ``sigma0``, ``sigma1`` (P, n, n), P = ``len(tasks)``.
+    (P, ..., C, n), ``taylor`` None, and ``cov0``, ``cov1`` (P, n, n), P = ``len(tasks)``.
     """
     tasks = _check_tasks(tasks)
     w0, n = _check_w0(w0, n)
-    flow, sigma0, sigma1 = _swept_flows(tasks, w0, n, lr, steps, checkpoints, False, _check_table(table))
+    flow, cov0, cov1 = _swept_flows(tasks, w0, n, lr, steps, checkpoints, False, _check_table(table))
     sgd = train.train_sweep(
         key,
         tasks,
@@ -246,7 +246,7 @@ def comparison_sweep(
         dtype=jnp.float32 if dtype is None else dtype,
         balanced=balanced,
     )
-    return Comparison(sgd, flow, None, sigma0, sigma1)
+    return Comparison(sgd, flow, None, cov0, cov1)
 
 
 # -------------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ statistic is a ratio to its standard error (``metrics.mean_and_se``), so ``|z| <
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import numpy as np
@@ -17,10 +17,13 @@ import numpy as np
 from localization import metrics
 from localization import validation as v
 
+if TYPE_CHECKING:
+    from localization.data.base import DataModel
+
 __all__ = ["property_statistics"]
 
 
-def property_statistics(key: jax.Array, model: Any, *, n: int = 40, num: int = 10_000) -> dict[str, Any]:
+def property_statistics(key: jax.Array, model: DataModel, *, n: int = 40, num: int = 10_000) -> dict[str, Any]:
     r"""S1–S3 statistics of ``model`` from ``num`` samples of size ``n`` drawn with ``key``.
 
     Returns a dict:

@@ -1,5 +1,6 @@
-r"""Experiments of the chapter *Many neurons* (paper §4.4, Figs. 6 and 7, and Fig. 1 right): populations
-of receptive fields learned by the soft committee machine and the two-layer network (paper (M1)).
+r"""Experiments of the chapter *Many neurons* (paper §4.4, Figs. 6 and 7, and Fig. 1 right).
+
+Populations of receptive fields learned by the soft committee machine and the two-layer network (paper (M1)).
 
 * :class:`PopulationSettings` — one training configuration (data family and parameter, length-scales,
   input size — an int or a grid shape —, architecture, initialisation and SGD settings); the paper's
@@ -29,8 +30,9 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import DTypeLike
 
-from localization import data, models, train
+from localization import data, models, train, trajectory
 from localization import validation as v
 
 __all__ = [
@@ -86,7 +88,7 @@ class PopulationSettings:
     checkpoints: int = 2
 
     def replace(self, **changes: Any) -> PopulationSettings:
-        """A copy with some fields changed (``dataclasses.replace``)."""
+        """Return a copy with some fields changed (``dataclasses.replace``)."""
         return dataclasses.replace(self, **changes)
 
     @property
@@ -100,7 +102,7 @@ class PopulationSettings:
         return math.prod(self.shape)
 
     def task(self) -> data.LengthscaleTask:
-        """The length-scale task these settings train on."""
+        """Return the length-scale task these settings train on."""
         return data.family_task(self.family, self.param, self.xi)
 
 
@@ -183,7 +185,7 @@ class Fig1Record(NamedTuple):
     ----------
     fields, initial : (K, N) learned fields at the last step and at step 0 (N = 900, row-major 30 × 30).
     steps : (C,) checkpoint steps. share : (C, K) box share (``meta["box"]``-site square,
-        :func:`localization.population.window_share`) of every field at every checkpoint.
+        :func:`localization.field_analysis.window_share`) of every field at every checkpoint.
     ipr : (C, K) IPR of every field at every checkpoint. meta : dict (command, settings, key, wall and CPU
         seconds, machine, jax version, date).
     """
@@ -203,8 +205,9 @@ class Fig1Record(NamedTuple):
 
 
 def read_fig1_record(path: str | Path = FIG1_RECORD) -> Fig1Record:
-    """Read the full-scale Fig. 1 (right) record at ``path`` (default :data:`FIG1_RECORD`); a missing file
-    raises ``FileNotFoundError`` naming the command that writes it.
+    """Read the full-scale Fig. 1 (right) record at ``path`` (default :data:`FIG1_RECORD`).
+
+    A missing file raises ``FileNotFoundError`` naming the command that writes it.
     """
     path = Path(path)
     if not path.is_file():
@@ -221,7 +224,7 @@ def _as_numpy(leaf):
 
 
 def train_population(
-    key: jax.Array, settings: PopulationSettings, *, params: models.Params | None = None, dtype: Any = jnp.float32
+    key: jax.Array, settings: PopulationSettings, *, params: models.Params | None = None, dtype: DTypeLike = jnp.float32
 ) -> PopulationRun:
     """Train ``settings.inits`` initialisations of the many-neuron model ``settings`` describes.
 
@@ -269,30 +272,30 @@ def train_population(
         dtype=dtype,
     )
     p = traj.weights
-    finite = np.ones(settings.inits, bool)
-    for leaf in jax.tree_util.tree_leaves(p):  # w, and b, a, c where present; leading axis = initialisation
-        finite &= np.isfinite(np.asarray(leaf)).reshape(settings.inits, -1).all(axis=1)
     return PopulationRun(
         settings=settings,
         times=np.asarray(traj.times, np.float64),
         fields=np.asarray(p.w, np.float64),
         readout=_as_numpy(p.a),
         bias=_as_numpy(p.b),
-        diverged=~finite,
+        diverged=trajectory.diverged(p, axes=1),  # w, and b, a, c where present
     )
 
 
 def fig6_populations(key: jax.Array, **changes: Any) -> dict[str, PopulationRun]:
-    """Paper Fig. 6 (left, centre): the SCM on Kur(10) and on Kur(4) (:data:`FIG6_KUR10`,
-    :data:`FIG6_KUR4`, with ``changes`` applied to both), keys ``fold_in(key, 0)`` and ``fold_in(key, 1)``.
+    """Train the populations of paper Fig. 6 (left, centre): the SCM on Kur(10) and on Kur(4).
+
+    Settings :data:`FIG6_KUR10`, :data:`FIG6_KUR4`, with ``changes`` applied to both; keys
+    ``fold_in(key, 0)`` and ``fold_in(key, 1)``.
     """
     settings = {"Kur(10)": FIG6_KUR10.replace(**changes), "Kur(4)": FIG6_KUR4.replace(**changes)}
     return {name: train_population(jax.random.fold_in(key, j), s) for j, (name, s) in enumerate(settings.items())}
 
 
 def fig1_populations(key: jax.Array, **changes: Any) -> dict[str, PopulationRun]:
-    """Paper Fig. 1 (right) at chapter scale (:data:`FIG1_CHAPTER`, with ``changes``) on NLGP(100) and, as the
-    near-Gaussian control with the same initialisation and data stream, on NLGP(0.01).
+    """Train paper Fig. 1 (right) at chapter scale (:data:`FIG1_CHAPTER`, with ``changes``) on NLGP(100).
+
+    Also trains, as the near-Gaussian control with the same initialisation and data stream, on NLGP(0.01).
     """
     settings = FIG1_CHAPTER.replace(**changes)
     return {
@@ -302,7 +305,9 @@ def fig1_populations(key: jax.Array, **changes: Any) -> dict[str, PopulationRun]
 
 
 def fig7_populations(key: jax.Array, *, lr_top: float = 20.0, inits_bottom: int = 2) -> dict[str, PopulationRun]:
-    """Paper Fig. 7: the two-layer sigmoid network on Kur(4) and, as a control with the same key
+    """Train the populations of paper Fig. 7.
+
+    The two-layer sigmoid network on Kur(4) and, as a control with the same key
     (initialisations and data stream), on Kur(10), at learning rate ``lr_top`` (the paper's 80 diverges
     for most data streams); the two-layer ReLU network with K = 100 on Kur(30) at the paper's settings
     (``inits_bottom`` initialisations, key ``fold_in(key, 1)``). Keys: ``fold_in(key, 0)`` for the top row.

@@ -1,5 +1,6 @@
-r"""Experiments of the chapter *Localization in simulation* (paper Section 4.1, Fig. 5), as one-call,
-vectorised sweeps.
+r"""Experiments of the chapter *Localization in simulation* (paper Section 4.1, Fig. 5).
+
+They are one-call, vectorised sweeps.
 
 The paper validates Claim 3.2 (the sign of the marginals' excess kurtosis decides whether the single
 ReLU neuron (M2) localizes) by training M2 from 30 initialisations for every value of a family
@@ -34,6 +35,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import DTypeLike
 
 from localization import data, metrics, models, train
 from localization import validation as v
@@ -91,7 +93,7 @@ class Fig5Settings:
     streams: str = "shared"
 
     def replace(self, **changes: Any) -> Fig5Settings:
-        """A copy with some fields changed (``dataclasses.replace``)."""
+        """Return a copy with some fields changed (``dataclasses.replace``)."""
         return dataclasses.replace(self, **changes)
 
 
@@ -173,9 +175,10 @@ class PhaseDiagram(NamedTuple):
 # helpers
 # -------------------------------------------------------------------------------------------------
 def init_neurons(
-    key: jax.Array, inits: int, n: int | tuple[int, ...], init_scale: float = 1e-3, dtype: Any = jnp.float32
+    key: jax.Array, inits: int, n: int | tuple[int, ...], init_scale: float = 1e-3, dtype: DTypeLike = jnp.float32
 ) -> jax.Array:
-    """(inits, N) initial weights of M2: Xavier-normal × sqrt(init_scale) (paper reference settings);
+    """Return (inits, N) initial weights of M2: Xavier-normal × sqrt(init_scale) (paper reference settings).
+
     ``n`` is a ring size or a grid shape (N = prod(n), weights over the flattened grid).
     """
     inits = v.integer("inits", inits, 1)
@@ -200,7 +203,7 @@ def ipr_sweep(
     steps: int = 10_000,
     checkpoints: int | Sequence[int] = 41,
     balanced: bool = True,
-    dtype: Any = jnp.float32,
+    dtype: DTypeLike = jnp.float32,
     keep_weights: bool = False,
     streams: str = "shared",
 ) -> IPRSweep:
@@ -306,7 +309,7 @@ def grouped_ipr_sweep(
     return {label: runs[label] for label in tasks}
 
 
-def fig5(key: jax.Array, settings: Fig5Settings = PAPER_FIG5, *, dtype: Any = jnp.float32) -> Fig5Result:
+def fig5(key: jax.Array, settings: Fig5Settings = PAPER_FIG5, *, dtype: DTypeLike = jnp.float32) -> Fig5Result:
     """Paper Fig. 5: IPR of M2 vs the exact excess kurtosis for NLGP(g) and Kur(k).
 
     One vectorised :func:`ipr_sweep` per family (the families have different pytree structures),
@@ -369,9 +372,9 @@ def phase_diagram(
     steps: int = 3000,
     checkpoints: int | Sequence[int] = 11,
     balanced: bool = True,
-    dtype: Any = jnp.float32,
+    dtype: DTypeLike = jnp.float32,
 ) -> PhaseDiagram:
-    """Final IPR of M2 over Kur(k) exponents × length-scale ratios ξ₁/ξ₀, in one vmapped sweep.
+    """Return the final IPR of M2 over Kur(k) exponents × length-scale ratios ξ₁/ξ₀, in one vmapped sweep.
 
     Every (ratio, k) pair is one task ``Kur(ξ₀, k)`` vs ``Kur(ratio·ξ₀, k)``; all R·K tasks are stacked
     (``data.RootedKur`` carries the covariance's spectral amplitudes as an array) and trained with a single

@@ -73,7 +73,7 @@ __all__ = [
 
 
 class GaussianCopula(NamedTuple):
-    """A model :math:`X_j=h(Z_j)`, :math:`Z\\sim\\mathcal N(0,R)` with unit-diagonal R.
+    r"""A model :math:`X_j=h(Z_j)`, :math:`Z\sim\mathcal N(0,R)` with unit-diagonal R.
 
     ``transform``: vectorised NumPy function h (latent → data, unit-variance output);
     ``latent``: (N, N) latent correlation R; ``conditional_mean``: optional closed form
@@ -109,7 +109,7 @@ def normal_rule_hermite(order: int) -> tuple[np.ndarray, np.ndarray]:
 # adapters for localization.data models
 # -------------------------------------------------------------------------------------------------
 def gaussian_copula(model: data.CopulaModel, n: int | tuple[int, ...]) -> GaussianCopula:
-    """The Gaussian-copula representation of a ``localization.data`` copula model (Gaussian, NLGP, Kur).
+    """Return the Gaussian-copula representation of a ``localization.data`` copula model (Gaussian, NLGP, Kur).
 
     ``n``: input size (int or grid tuple). ``TypeError`` for models that are not Gaussian copulas.
     """
@@ -120,9 +120,11 @@ def gaussian_copula(model: data.CopulaModel, n: int | tuple[int, ...]) -> Gaussi
 
 
 def holds_exactly(model: data.DataModel) -> bool:
-    """True when A1 and A2 hold exactly, by a theorem rather than a computation: jointly Gaussian data
-    (conditional means are linear), or every coordinate ±s-valued with probability ½ each (Ising,
-    SinglePulse: any odd function of a ±s variable is linear in it).
+    """Tell whether A1 and A2 hold exactly, by a theorem rather than a computation.
+
+    They do for jointly Gaussian data (conditional means are linear), or when every coordinate is
+    ±s-valued with probability ½ each (Ising, SinglePulse: any odd function of a ±s variable is linear
+    in it).
     """
     if not isinstance(model, data.DataModel):
         raise TypeError(f"model must be a localization.data model, got {type(model).__name__}")

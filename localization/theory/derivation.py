@@ -89,7 +89,7 @@ def _labels(y, num):
 
 
 def _preactivation(w, x):
-    """h = <w, x_b> for every sample: (..., n), (num, n) -> (..., num)."""
+    """H = <w, x_b> for every sample: (..., n), (num, n) -> (..., num)."""
     return jnp.einsum("bn,...n->...b", x, w)
 
 
@@ -103,12 +103,25 @@ def _mse_loss(w, x, y):
 
 
 def mse_loss(w: ArrayLike, x: ArrayLike, y: ArrayLike) -> jax.Array:
-    r"""Empirical MSE of the single ReLU neuron (paper Eq. (9), model M2, no ½ factor):
+    r"""Return the empirical MSE of the single ReLU neuron (paper Eq. (9), model M2, no ½ factor).
 
     .. math:: \hat{\mathcal L}(w)=\frac1B\sum_{b=1}^B\bigl(y_b-\mathrm{ReLU}\langle w,x_b\rangle\bigr)^2 .
 
-    ``w`` (..., n), ``x`` (B, n), ``y`` (B,) → (...). Differentiable in ``w`` through
-    :func:`jax.grad` of the unvalidated core (``mse_loss.core``).
+    Differentiable in ``w`` through :func:`jax.grad` of the unvalidated core (``mse_loss.core``).
+
+    Parameters
+    ----------
+    w : ArrayLike
+        (..., n) weights; leading axes are independent weight vectors.
+    x : ArrayLike
+        (B, n) inputs.
+    y : ArrayLike
+        (B,) labels.
+
+    Returns
+    -------
+    jax.Array
+        (...) the loss of each weight vector.
     """
     w = _weights(w)
     x = _batch(x, w.shape[-1])
@@ -143,7 +156,22 @@ class GradientTerms(NamedTuple):
 
 
 def gradient_terms(w: ArrayLike, x: ArrayLike, y: ArrayLike) -> GradientTerms:
-    """The two terms of the batch gradient, :class:`GradientTerms` (shapes as :func:`mse_loss`)."""
+    """Return the two terms of the batch gradient, :class:`GradientTerms` (shapes as :func:`mse_loss`).
+
+    Parameters
+    ----------
+    w : ArrayLike
+        (..., n) weights; leading axes are independent weight vectors.
+    x : ArrayLike
+        (B, n) inputs.
+    y : ArrayLike
+        (B,) labels.
+
+    Returns
+    -------
+    GradientTerms
+        ``label`` and ``relu``, each (..., n).
+    """
     w = _weights(w)
     x = _batch(x, w.shape[-1])
     y = _labels(y, x.shape[0])
@@ -151,7 +179,7 @@ def gradient_terms(w: ArrayLike, x: ArrayLike, y: ArrayLike) -> GradientTerms:
 
 
 def mse_gradient(w: ArrayLike, x: ArrayLike, y: ArrayLike) -> jax.Array:
-    r"""Chain-rule gradient of :func:`mse_loss` (App. C.1, before taking expectations):
+    r"""Return the chain-rule gradient of :func:`mse_loss` (App. C.1, before taking expectations).
 
     .. math::
 
@@ -159,7 +187,21 @@ def mse_gradient(w: ArrayLike, x: ArrayLike, y: ArrayLike) -> jax.Array:
        &\qquad\times\mathbb 1(\langle w,x_b\rangle\ge0)\,x_b ,
 
     using the convention ReLU'(0) = 1 (the event :math:`\langle w,x_b\rangle=0` has probability 0 for
-    continuous data and generic ``w``). ``w`` (..., n), ``x`` (B, n), ``y`` (B,) → (..., n).
+    continuous data and generic ``w``).
+
+    Parameters
+    ----------
+    w : ArrayLike
+        (..., n) weights; leading axes are independent weight vectors.
+    x : ArrayLike
+        (B, n) inputs.
+    y : ArrayLike
+        (B,) labels.
+
+    Returns
+    -------
+    jax.Array
+        (..., n) the gradient.
     """
     terms = gradient_terms(w, x, y)
     return -2.0 * terms.label + 2.0 * terms.relu
@@ -174,8 +216,20 @@ def _gated_mean(w, x):
 def gated_mean(w: ArrayLike, x: ArrayLike) -> jax.Array:
     r"""Monte Carlo estimate of :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)\,X]` (App. C.2).
 
-    ``w`` (..., n), ``x`` (B, n) samples of one class → (..., n). Lemma 3.1 approximates its
+    Lemma 3.1 approximates its
     population value, for class-1 samples, by :math:`\tfrac12\varphi(\Sigma_1w/\sqrt{w^\top\Sigma_1w})`.
+
+    Parameters
+    ----------
+    w : ArrayLike
+        (..., n) weights.
+    x : ArrayLike
+        (B, n) samples of one class.
+
+    Returns
+    -------
+    jax.Array
+        (..., n) the sample mean of :math:`\mathbb 1(\langle w,x_b\rangle\ge0)\,x_b`.
     """
     w = _weights(w)
     x = _batch(x, w.shape[-1])
@@ -183,13 +237,25 @@ def gated_mean(w: ArrayLike, x: ArrayLike) -> jax.Array:
 
 
 def gaussian_gated_mean(w: ArrayLike, cov: ArrayLike) -> jax.Array:
-    r"""Exact :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)\,X]` for Gaussian :math:`X\sim\mathcal N(0,\Sigma)`:
+    r"""Return the exact :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)\,X]` for :math:`X\sim\mathcal N(0,\Sigma)`.
 
     .. math:: \mathbb E[\mathbb 1(\langle w,X\rangle\ge0)X]=\frac{\Sigma w}{\sqrt{2\pi\,w^\top\Sigma w}}
 
     (Stein's lemma: :math:`\mathbb E[Xg(\langle w,X\rangle)]=\Sigma w\,\mathbb E[g'(\langle w,X\rangle)]` with
     :math:`g=\mathbb 1(\cdot\ge0)`, :math:`g'=\delta_0`). Any positive-definite ``cov`` (no unit-variance
-    requirement). ``w`` (..., n) non-zero, ``cov`` (n, n) → (..., n).
+    requirement).
+
+    Parameters
+    ----------
+    w : ArrayLike
+        (..., n) non-zero weights.
+    cov : ArrayLike
+        (n, n) positive-definite covariance Σ.
+
+    Returns
+    -------
+    jax.Array
+        (..., n) float64.
     """
     w = _weights(w)
     n = w.shape[-1]
@@ -205,8 +271,9 @@ def gaussian_gated_mean(w: ArrayLike, cov: ArrayLike) -> jax.Array:
 
 
 def elliptical_gated_mean(w: ArrayLike, cov: ArrayLike, mean_abs: float) -> jax.Array:
-    r"""Exact :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)\,X]` for a centred elliptical law with
-    covariance ``cov``:
+    r"""Return the exact :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)\,X]` for a centred elliptical law.
+
+    The law has covariance ``cov``:
 
     .. math::
 
@@ -220,8 +287,21 @@ def elliptical_gated_mean(w: ArrayLike, cov: ArrayLike, mean_abs: float) -> jax.
     (S is symmetric). The standardised :math:`S/\sqrt{w^\top\Sigma w}` has the same law for every w, so
     C is a constant of the law: ``mean_abs`` :math:`=\mathbb E|X_1|/\sqrt{\Sigma_{11}}` (for unit
     variance, :math:`\mathbb E|X_1|` of the marginal). Gaussian data: :math:`C=\sqrt{2/\pi}`, which is
-    :func:`gaussian_gated_mean`. ``w`` (..., n) non-zero, ``cov`` (n, n) positive definite,
-    ``mean_abs`` in (0, 1] (Cauchy–Schwarz) → (..., n).
+    :func:`gaussian_gated_mean`.
+
+    Parameters
+    ----------
+    w : ArrayLike
+        (..., n) non-zero weights.
+    cov : ArrayLike
+        (n, n) positive-definite covariance Σ.
+    mean_abs : float
+        The constant C of the law, in (0, 1] (Cauchy–Schwarz).
+
+    Returns
+    -------
+    jax.Array
+        (..., n) float64.
     """
     c = v.in_range("mean_abs", mean_abs, 0.0, 1.0, low_open=True)
     return gaussian_gated_mean(w, cov) * (c * math.sqrt(math.pi / 2.0))
@@ -293,7 +373,7 @@ def empirical_gate_probability(w: ArrayLike, x: ArrayLike, i: int, bins: int = 2
 
 
 def gaussian_gate_probability(w: ArrayLike, cov: ArrayLike, i: int, x: ArrayLike) -> jax.Array:
-    r"""Gaussian prediction of :math:`P(\langle w,X\rangle\ge0\mid X_i=x)` (App. C.2 under A1–A3):
+    r"""Return the Gaussian prediction of :math:`P(\langle w,X\rangle\ge0\mid X_i=x)` (App. C.2 under A1–A3).
 
     .. math::
 
@@ -308,8 +388,23 @@ def gaussian_gate_probability(w: ArrayLike, cov: ArrayLike, i: int, x: ArrayLike
     :math:`a=\langle w,\sigma_i\rangle/\sqrt{w^\top\Sigma w}`
     and unit variance the argument is :math:`x\,\mathrm{alg}^{-1}(a)/\sqrt2`.
 
-    ``w`` (n,), ``cov`` (n, n) covariance of the class, ``i`` coordinate, ``x`` any shape → same
-    shape. ``w`` must not be parallel to :math:`\Sigma^{-1}\sigma_i` (then the conditional variance is 0).
+    ``w`` must not be parallel to :math:`\Sigma^{-1}\sigma_i` (then the conditional variance is 0).
+
+    Parameters
+    ----------
+    w : ArrayLike
+        (n,) weights.
+    cov : ArrayLike
+        (n, n) covariance of the class.
+    i : int
+        The conditioning coordinate, in [0, n).
+    x : ArrayLike
+        Values of :math:`X_i`, any shape.
+
+    Returns
+    -------
+    jax.Array
+        The probabilities, the shape of ``x``.
     """
     w = _weights(w)
     if w.ndim != 1:
@@ -384,7 +479,21 @@ def ising_preactivation_law(J: float, w: ArrayLike, i: int) -> PreactivationLaw:
     the chain is walked once from coordinate i around the ring, carrying the law of (current spin,
     partial sum) — a transfer matrix over :math:`2(2\sum|w_j|+1)` states, exact up to rounding. By the
     sign flip :math:`X\mapsto-X` the law given :math:`X_i=-1` is that of :math:`-\langle w,X\rangle` given
-    :math:`X_i=+1`. Returns a :class:`PreactivationLaw` (values with probability > 0).
+    :math:`X_i=+1`.
+
+    Parameters
+    ----------
+    J : float
+        Coupling, >= 0.
+    w : ArrayLike
+        (n,) integer weights.
+    i : int
+        The conditioning coordinate, in [0, n).
+
+    Returns
+    -------
+    PreactivationLaw
+        The values with probability > 0 and their probabilities.
     """
     J = v.nonnegative("J", J)  # also rejects inf and NaN
     w, total = _integer_weights(w)
@@ -404,7 +513,18 @@ def ising_gated_mean(J: float, w: ArrayLike) -> np.ndarray:
     :math:`\tfrac12P(h\ge0\mid X_i=1)-\tfrac12P(h\ge0\mid X_i=-1)
     =\tfrac12\bigl[P(h>0\mid X_i=1)-P(h<0\mid X_i=1)\bigr]`,
     :math:`h=\langle w,X\rangle` (ties :math:`h=0` count as active, as in :func:`gated_mean`).
-    ``w`` (n,) integers → (n,) float64 NumPy array.
+
+    Parameters
+    ----------
+    J : float
+        Coupling, >= 0.
+    w : ArrayLike
+        (n,) integer weights.
+
+    Returns
+    -------
+    np.ndarray
+        (n,) float64.
     """
     J = v.nonnegative("J", J)  # also rejects inf and NaN
     w, total = _integer_weights(w)

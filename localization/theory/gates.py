@@ -49,6 +49,7 @@ from typing import Any, Protocol, runtime_checkable
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from localization import validation as v
 from localization.data.base import is_traced
@@ -68,22 +69,48 @@ __all__ = [
 
 @runtime_checkable
 class Gating(Protocol):
-    """A gating structure: ``num_gates`` (P), ``num_dims`` (N) and ``gating(x)``: (..., N) -> (..., P)
-    gate values in {0, 1}. Implementations are frozen pytrees (``localization.pytree``)."""
+    """A gating structure: ``num_gates`` (P), ``num_dims`` (N) and ``gating(x)``.
+
+    ``gating(x)`` maps inputs (..., N) to gate values (..., P) in {0, 1}. Implementations are frozen
+    pytrees (``localization.pytree``).
+    """
 
     @property
-    def num_gates(self) -> int: ...
+    def num_gates(self) -> int:
+        """Number of gates P."""
+        ...
 
     @property
-    def num_dims(self) -> int: ...
+    def num_dims(self) -> int:
+        """Input dimension N."""
+        ...
 
-    def __call__(self, x: Any) -> jax.Array: ...
+    def __call__(self, x: ArrayLike) -> jax.Array:
+        """Return the gate values (..., P) in {0, 1}, in the dtype of ``x`` (..., N)."""
+        ...
 
 
-def check_input(x: Any, num_dims: int) -> jax.Array:
-    """``x`` as a JAX array with last axis ``num_dims``; concrete inputs must be finite.
+def check_input(x: ArrayLike, num_dims: int) -> jax.Array:
+    """Return ``x`` as a JAX array with last axis ``num_dims``; concrete inputs must be finite.
 
-    Integer inputs are converted to float64. Raises ``TypeError``/``ValueError`` naming ``x``.
+    Integer inputs are converted to float64.
+
+    Parameters
+    ----------
+    x : ArrayLike
+        Inputs, shape (..., ``num_dims``); may be traced.
+    num_dims : int
+        Required length N of the last axis.
+
+    Returns
+    -------
+    jax.Array
+        ``x``, floating point, shape (..., N).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming ``x``: not a real array, wrong last axis, or non-finite entries.
     """
     x = v.float_array("x", x, ndim_min=1, last_dim=num_dims)
     if not is_traced(x):
@@ -97,8 +124,20 @@ def check_input(x: Any, num_dims: int) -> jax.Array:
 
 
 def half_space_gates(normals: jax.Array, x: jax.Array) -> jax.Array:
-    r"""Gate values :math:`\mathbb 1(\langle n_p, x\rangle > 0)`: ``normals`` (P, N), ``x`` (..., N)
-    -> (..., P) in the dtype of ``x``. No validation (jit-safe)."""
+    r"""Return the gate values :math:`\mathbb 1(\langle n_p, x\rangle > 0)`; no validation (jit-safe).
+
+    Parameters
+    ----------
+    normals : jax.Array
+        (P, N) normals :math:`n_p`.
+    x : jax.Array
+        (..., N) inputs.
+
+    Returns
+    -------
+    jax.Array
+        (..., P) gate values in {0, 1}, in the dtype of ``x``.
+    """
     return (x @ jnp.asarray(normals, dtype=x.dtype).T > 0).astype(x.dtype)
 
 
@@ -137,6 +176,7 @@ class CoordinateGate:
 
     @property
     def num_gates(self) -> int:
+        """Number of gates P (one per coordinate)."""
         return len(self.coordinates)
 
     @property
@@ -144,7 +184,8 @@ class CoordinateGate:
         """(P, N) float64: the unit vectors :math:`e_{i_p}`."""
         return np.eye(self.num_dims)[list(self.coordinates)]
 
-    def __call__(self, x: Any) -> jax.Array:
+    def __call__(self, x: ArrayLike) -> jax.Array:
+        r"""Return :math:`\mathbb 1(x_{i_p} > 0)`, shape (..., P), for inputs ``x`` (..., N)."""
         x = check_input(x, self.num_dims)
         return (x[..., jnp.asarray(self.coordinates)] > 0).astype(x.dtype)
 
@@ -157,8 +198,9 @@ def ring_distance(num_dims: int, centre: float) -> np.ndarray:
 
 @pytree_dataclass
 class BumpGates:
-    r"""Localized bump gates :math:`g_p(x) = \mathbb 1(\langle b_p, x\rangle > 0)`,
-    :math:`b_p(j) = \exp\bigl(-d_N(j, c_p)^2 / (2 s^2)\bigr)`.
+    r"""Localized bump gates :math:`g_p(x) = \mathbb 1(\langle b_p, x\rangle > 0)`.
+
+    The bumps are :math:`b_p(j) = \exp\bigl(-d_N(j, c_p)^2 / (2 s^2)\bigr)`.
 
     ``centres``: a tuple of positions :math:`c_p` in [0, N) (real numbers allowed), ``width``
     :math:`s > 0` in sites. ``BumpGates.tiling(N, P, width)`` spaces P centres evenly.
@@ -186,6 +228,7 @@ class BumpGates:
 
     @property
     def num_gates(self) -> int:
+        """Number of gates P (one per centre)."""
         return len(self.centres)
 
     @property
@@ -193,7 +236,8 @@ class BumpGates:
         """(P, N) float64: the bumps :math:`b_p` (peak value 1 at an integer centre)."""
         return np.stack([np.exp(-(ring_distance(self.num_dims, c) ** 2) / (2 * self.width**2)) for c in self.centres])
 
-    def __call__(self, x: Any) -> jax.Array:
+    def __call__(self, x: ArrayLike) -> jax.Array:
+        """Return the gate values (..., P) of inputs ``x`` (..., N)."""
         x = check_input(x, self.num_dims)
         return half_space_gates(self.normals, x)
 
@@ -224,26 +268,30 @@ class HalfSpaceGates:
 
     @property
     def num_gates(self) -> int:
+        """Number of gates P (rows of ``normals``)."""
         return int(self.normals.shape[0])
 
     @property
     def num_dims(self) -> int:
+        """Input dimension N (columns of ``normals``)."""
         return int(self.normals.shape[1])
 
-    def __call__(self, x: Any) -> jax.Array:
+    def __call__(self, x: ArrayLike) -> jax.Array:
+        """Return the gate values (..., P) of inputs ``x`` (..., N)."""
         x = check_input(x, self.num_dims)
         return half_space_gates(self.normals, x)
 
 
 @pytree_dataclass(eq=False)
 class FrozenReLUGates:
-    r"""The ReLU units' own gates frozen at a training time :math:`t` (notes 001 Eq. (44)):
+    r"""The ReLU units' own gates frozen at a training time :math:`t` (notes 001 Eq. (44)).
+
     :math:`g_p(x) = \mathbb 1(\langle w_p(t), x\rangle > 0)`.
 
     ``weights``: (P, N) real array (a leaf), the P units' weights at time ``time``; every row non-zero
     and finite. ``time`` (static, finite, >= 0) records when they were frozen, on the book's time axis
     (steps × learning rate). :meth:`at` takes them from a recorded run
-    (``localization.trajectory.Trajectory``; see ``theory.gate_flips`` for how much they move).
+    (``localization.trajectory.Trajectory``; see ``localization.experiments.gdln.gate_flips`` for how much they move).
     """
 
     weights: jax.Array
@@ -254,9 +302,23 @@ class FrozenReLUGates:
         object.__setattr__(self, "time", v.nonnegative("time", self.time))
 
     @classmethod
-    def at(cls, times: Any, weights: Any, index: int) -> FrozenReLUGates:
-        """The gates of checkpoint ``index`` of a run: ``times`` (C,) and ``weights`` (C, P, N) or (C, N)
-        (a single neuron, P = 1), e.g. a ``Trajectory``'s ``times`` and one seed's ``weights``."""
+    def at(cls, times: ArrayLike, weights: ArrayLike, index: int) -> FrozenReLUGates:
+        """Return the gates of checkpoint ``index`` of a run.
+
+        Parameters
+        ----------
+        times : ArrayLike
+            (C,) checkpoint times, e.g. a ``Trajectory``'s ``times``.
+        weights : ArrayLike
+            (C, P, N), or (C, N) for a single neuron (P = 1), e.g. one seed's ``weights``.
+        index : int
+            Checkpoint, in [-C, C - 1].
+
+        Returns
+        -------
+        FrozenReLUGates
+            The gates of ``weights[index]`` at time ``times[index]``.
+        """
         t = np.asarray(v.float_array("times", times, ndim_min=1), dtype=np.float64)
         w = v.float_array("weights", weights, ndim_min=2)
         if t.ndim != 1 or w.ndim not in (2, 3) or w.shape[0] != t.shape[0]:
@@ -272,13 +334,16 @@ class FrozenReLUGates:
 
     @property
     def num_gates(self) -> int:
+        """Number of gates P (units)."""
         return int(self.weights.shape[0])
 
     @property
     def num_dims(self) -> int:
+        """Input dimension N."""
         return int(self.weights.shape[1])
 
-    def __call__(self, x: Any) -> jax.Array:
+    def __call__(self, x: ArrayLike) -> jax.Array:
+        """Return the gate values (..., P) of inputs ``x`` (..., N)."""
         x = check_input(x, self.num_dims)
         return half_space_gates(self.weights, x)
 
@@ -293,7 +358,7 @@ def _finite(name: str, value: Any, ndim_min: int) -> np.ndarray:
     return arr
 
 
-def _covariance(name: str, cov: Any, n: int) -> np.ndarray:
+def _covariance(name: str, cov: ArrayLike, n: int) -> np.ndarray:
     c = _finite(name, cov, 2)
     if c.shape != (n, n):
         raise ValueError(f"{name} must be an (N, N) = ({n}, {n}) matrix, got shape {c.shape}")
@@ -314,8 +379,8 @@ def _quadratic(name: str, w: np.ndarray, c: np.ndarray) -> np.ndarray:
     return q
 
 
-def gaussian_agreement(w: Any, v: Any, cov: Any) -> np.ndarray:
-    r"""Probability that the half-space gates of ``w`` and ``v`` agree on :math:`X\sim\mathcal N(0,\Sigma)`.
+def gaussian_agreement(w: ArrayLike, v: ArrayLike, cov: ArrayLike) -> np.ndarray:
+    r"""Return the probability that the half-space gates of ``w`` and ``v`` agree on :math:`X\sim\mathcal N(0,\Sigma)`.
 
     .. math:: &\mathbb P\bigl(\mathbb 1(\langle w, X\rangle > 0) = \mathbb 1(\langle v, X\rangle > 0)\bigr)\\
        &\quad= 1 - \frac{1}{\pi}\arccos\frac{w^\top\Sigma v}{\sqrt{w^\top\Sigma w\;v^\top\Sigma v}}
@@ -348,9 +413,10 @@ def gaussian_agreement(w: Any, v: Any, cov: Any) -> np.ndarray:
     return 1.0 - np.arccos(np.clip(rho, -1.0, 1.0)) / np.pi
 
 
-def gaussian_mixture_kurtosis(w: Any, cov0: Any, cov1: Any) -> np.ndarray:
-    r"""Excess kurtosis of :math:`\langle w, X\rangle` for the balanced mixture of
-    :math:`\mathcal N(0,\Sigma_0)` and :math:`\mathcal N(0,\Sigma_1)`.
+def gaussian_mixture_kurtosis(w: ArrayLike, cov0: ArrayLike, cov1: ArrayLike) -> np.ndarray:
+    r"""Return the excess kurtosis of :math:`\langle w, X\rangle` for a balanced Gaussian mixture.
+
+    The mixture is the balanced one of :math:`\mathcal N(0,\Sigma_0)` and :math:`\mathcal N(0,\Sigma_1)`:
 
     .. math:: \kappa(w) &= \frac{\tfrac32(s_0^4+s_1^4)}{\bigl(\tfrac12(s_0^2+s_1^2)\bigr)^2} - 3\\
        &= \frac{3\,(s_0^2-s_1^2)^2}{(s_0^2+s_1^2)^2},\qquad s_y^2 = w^\top\Sigma_y w.

@@ -43,8 +43,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
-import scipy.optimize
-from numpy.typing import ArrayLike
+from jax.typing import ArrayLike
 
 from localization import validation as v
 from localization.data.marginals import GaussianMarginal, Marginal
@@ -62,8 +61,6 @@ __all__ = [
     "fixed_points",
     "fixed_point_weights",
     "integrate",
-    "SinusoidFit",
-    "fit_sinusoid",
 ]
 
 #: κ = ½ E|Z| = 1/√(2π) for a standard normal coordinate.
@@ -71,9 +68,22 @@ GAUSSIAN_KAPPA = 0.5 * GaussianMarginal.mean_absolute
 
 
 def radial_constant(marginal: Marginal | None = None) -> float:
-    r"""κ = ½ ``E|X₁|`` of a unit-variance coordinate of an elliptical law: half the marginal's
-    ``mean_absolute`` (a closed form or a half-line quadrature); ``None`` means Gaussian, 1/√(2π).
-    ``marginal`` is a ``localization.data`` marginal, e.g. ``data.StudentT(xi, nu=3).marginal``."""
+    r"""Return κ = ½ ``E|X₁|`` of a unit-variance coordinate of an elliptical law.
+
+    κ is half the marginal's ``mean_absolute`` (a closed form or a half-line quadrature); ``None``
+    means Gaussian, 1/√(2π). ``marginal`` is a ``localization.data`` marginal, e.g.
+    ``data.StudentT(xi, nu=3).marginal``.
+
+    Parameters
+    ----------
+    marginal : Marginal or None
+        A unit-variance ``localization.data`` marginal; ``None`` for Gaussian data.
+
+    Returns
+    -------
+    float
+        κ > 0.
+    """
     if marginal is None:
         return GAUSSIAN_KAPPA
     if not isinstance(marginal, Marginal):
@@ -93,7 +103,7 @@ def _covariances(
 
 
 def _weights(w: ArrayLike, cov: np.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
-    """w as float64 (..., N) and wᵀΣw (...); raises where wᵀΣw ≤ 0 (the flow is undefined there)."""
+    """W as float64 (..., N) and wᵀΣw (...); raises where wᵀΣw ≤ 0 (the flow is undefined there)."""
     w = jnp.asarray(v.float_array("w", w, last_dim=cov.shape[0]), dtype=jnp.float64)
     if not bool(jnp.all(jnp.isfinite(w))):
         raise ValueError("w must be finite")
@@ -113,19 +123,47 @@ def _moment(w: ArrayLike, cov: np.ndarray, kappa: float) -> jnp.ndarray:
 
 
 def half_space_moment(w: ArrayLike, cov: ArrayLike, kappa: float = GAUSSIAN_KAPPA) -> jnp.ndarray:
-    r""":math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)X]=\kappa\,\Sigma w/\sqrt{w^\top\Sigma w}` for a centred
-    elliptical X with covariance ``cov`` (N, N); ``w`` (..., N) with :math:`w^\top\Sigma w>0`; ``kappa`` > 0
-    (:func:`radial_constant`). Returns (..., N) float64."""
+    r"""Return the half-space moment of a centred elliptical X with covariance ``cov``.
+
+    .. math:: \mathbb E[\mathbb 1(\langle w,X\rangle\ge0)X]=\kappa\,\Sigma w/\sqrt{w^\top\Sigma w}
+
+    Parameters
+    ----------
+    w : ArrayLike
+        (..., N) weights with :math:`w^\top\Sigma w>0`.
+    cov : ArrayLike
+        (N, N) covariance Σ.
+    kappa : float
+        Radial constant κ > 0 (:func:`radial_constant`).
+
+    Returns
+    -------
+    jnp.ndarray
+        (..., N) float64.
+    """
     cov, _ = _covariances(cov, cov, names=("cov", "cov"))
     return _moment(w, cov, v.positive("kappa", kappa))
 
 
 def flow(w: ArrayLike, cov0: ArrayLike, cov1: ArrayLike, *, marginal: Marginal | None = None) -> jnp.ndarray:
-    r"""Exact population gradient flow :math:`dw/dt=-\nabla\mathcal L` of the bias-free ReLU neuron for
-    balanced classes :math:`X\mid Y=y` centred elliptical with covariances ``cov0``, ``cov1`` (N, N)
-    and class-1 coordinate law ``marginal`` (``None``: Gaussian data).
+    r"""Return the exact population gradient flow :math:`dw/dt=-\nabla\mathcal L` of the ReLU neuron.
 
-    ``w`` (..., N), leading axes independent weight vectors. Returns (..., N) float64.
+    The neuron has no bias; the classes are balanced, :math:`X\mid Y=y` centred elliptical with
+    covariances ``cov0``, ``cov1`` (N, N) and class-1 coordinate law ``marginal`` (``None``: Gaussian data).
+
+    Parameters
+    ----------
+    w : ArrayLike
+        (..., N) weights with :math:`w^\top\Sigma_1w>0`; leading axes are independent weight vectors.
+    cov0, cov1 : ArrayLike
+        (N, N) class covariances Σ₀, Σ₁ (symmetric, positive semi-definite).
+    marginal : Marginal or None
+        Class-1 coordinate law (:func:`radial_constant`); ``None`` for Gaussian data.
+
+    Returns
+    -------
+    jnp.ndarray
+        (..., N) float64: :math:`\kappa\,\Sigma_1w/\sqrt{w^\top\Sigma_1w}-\tfrac12(\Sigma_0+\Sigma_1)w`.
     """
     cov0, cov1 = _covariances(cov0, cov1)
     moment = _moment(w, cov1, radial_constant(marginal))
@@ -133,8 +171,24 @@ def flow(w: ArrayLike, cov0: ArrayLike, cov1: ArrayLike, *, marginal: Marginal |
 
 
 def loss(w: ArrayLike, cov0: ArrayLike, cov1: ArrayLike, *, marginal: Marginal | None = None) -> jnp.ndarray:
-    r"""Population loss :math:`\tfrac12-\kappa\sqrt{w^\top\Sigma_1w}+\tfrac14w^\top(\Sigma_0+\Sigma_1)w`
-    (same arguments as :func:`flow`; defined at w = 0 too, where it is ½). Returns (...,)."""
+    r"""Return the population loss :math:`\tfrac12-\kappa\sqrt{w^\top\Sigma_1w}+\tfrac14w^\top(\Sigma_0+\Sigma_1)w`.
+
+    Same arguments as :func:`flow`; defined at w = 0 too, where it is ½. Returns (...,).
+
+    Parameters
+    ----------
+    w : ArrayLike
+        (..., N) weights.
+    cov0, cov1 : ArrayLike
+        (N, N) class covariances.
+    marginal : Marginal or None
+        Class-1 coordinate law; ``None`` for Gaussian data.
+
+    Returns
+    -------
+    jnp.ndarray
+        (...) float64.
+    """
     cov0, cov1 = _covariances(cov0, cov1)
     kappa = radial_constant(marginal)
     w = jnp.asarray(v.float_array("w", w, last_dim=cov1.shape[0]), dtype=jnp.float64)
@@ -144,13 +198,14 @@ def loss(w: ArrayLike, cov0: ArrayLike, cov1: ArrayLike, *, marginal: Marginal |
 
 
 class FixedPoint(NamedTuple):
-    """A fixed point of the flow on one frequency (a cos/sin pair: a circle of them, any phase).
+    r"""A fixed point of the flow on one frequency (a cos/sin pair: a circle of them, any phase).
 
     ``freq`` the DFT frequency; ``columns`` the indices of its real-Fourier-basis columns (one, or
-    two for a cos/sin pair); ``amplitude`` :math:`\\lVert u\\rVert` of its Fourier coordinates;
+    two for a cos/sin pair); ``amplitude`` :math:`\lVert u\rVert` of its Fourier coordinates;
     ``rates`` (N,) the Jacobian's eigenvalues at it, one per basis column (the amplitude's own rate
     at ``columns[0]``, 0 for the phase of a pair); ``stable`` whether every other rate is < 0;
-    ``ratio`` :math:`r=\\lambda_0/\\lambda_1` of the frequency."""
+    ``ratio`` :math:`r=\lambda_0/\lambda_1` of the frequency.
+    """
 
     freq: int
     columns: tuple[int, ...]
@@ -161,12 +216,25 @@ class FixedPoint(NamedTuple):
 
 
 def fixed_points(cov0: ArrayLike, cov1: ArrayLike, *, marginal: Marginal | None = None) -> list[FixedPoint]:
-    r"""The single-frequency fixed points of :func:`flow` for circulant ``cov0``, ``cov1`` (N, N), sorted
-    by :math:`r=\lambda_0/\lambda_1`, the first being the only stable one when the minimum of r is
+    r"""Return the single-frequency fixed points of :func:`flow` for circulant ``cov0``, ``cov1`` (N, N).
+
+    They are sorted by :math:`r=\lambda_0/\lambda_1`, the first being the only stable one when the minimum of r is
     attained at a single frequency. Requires :math:`\lambda_1>0` at every frequency (raises otherwise).
 
     Mode k ≠ j grows at :math:`\tfrac12\lambda_1(k)[r(j)-r(k)]` at the fixed point on j; the
     amplitude relaxes at :math:`-\tfrac12(\lambda_0(j)+\lambda_1(j))`; a cos/sin partner is neutral.
+
+    Parameters
+    ----------
+    cov0, cov1 : ArrayLike
+        (N, N) circulant class covariances.
+    marginal : Marginal or None
+        Class-1 coordinate law; ``None`` for Gaussian data.
+
+    Returns
+    -------
+    list[FixedPoint]
+        One per frequency, sorted by r.
     """
     spectra = circulant_spectra(*_covariances(cov0, cov1))
     kappa = radial_constant(marginal)
@@ -185,9 +253,25 @@ def fixed_points(cov0: ArrayLike, cov1: ArrayLike, *, marginal: Marginal | None 
 
 
 def fixed_point_weights(point: FixedPoint, n: int, phase: float = 0.0) -> np.ndarray:
-    """The weights (n,) of ``point`` (from :func:`fixed_points` of n × n covariances): its single
-    column (``phase`` is then ignored; minus it is the other fixed point), or a cos/sin pair at
-    ``phase`` (radians) from the cosine column."""
+    """Return the weights (n,) of ``point`` (from :func:`fixed_points` of n × n covariances).
+
+    They are its single column (``phase`` is then ignored; minus it is the other fixed point), or a cos/sin pair at
+    ``phase`` (radians) from the cosine column.
+
+    Parameters
+    ----------
+    point : FixedPoint
+        A fixed point from :func:`fixed_points`.
+    n : int
+        Input size (>= 2) of the covariances it came from.
+    phase : float
+        Phase (radians) of a cos/sin pair.
+
+    Returns
+    -------
+    np.ndarray
+        (n,) float64 weights.
+    """
     n = v.integer("n", n, minimum=2)
     phase = v.real_scalar("phase", phase)
     if not isinstance(point, FixedPoint):
@@ -216,12 +300,36 @@ def integrate(
     marginal: Marginal | None = None,
     method: str = "euler",
 ) -> Trajectory:
-    """Integrate :func:`flow` on SGD time, one step of size ``lr`` per SGD step, at the checkpoints
-    of ``localization.train`` (so the trajectory overlays an SGD run without reindexing).
+    """Integrate :func:`flow` on SGD time, one step of size ``lr`` per SGD step.
+
+    The checkpoints are those of ``localization.train``, so the trajectory overlays an SGD run without
+    reindexing.
 
     ``w0`` (..., N) initial weights (leading axes vmapped). Same arguments as
     ``theory.integrate_effective``, which this calls with the linear amplifier φ(a) = 2κa — the
     flow is that equation exactly.
+
+    Parameters
+    ----------
+    w0 : ArrayLike
+        (..., N) initial weights.
+    cov0, cov1 : ArrayLike
+        (N, N) class covariances.
+    lr : float
+        Step size (the SGD learning rate).
+    steps : int
+        Number of steps.
+    checkpoints : int or Sequence[int]
+        Number of checkpoints, or the steps to record (as in ``localization.train``).
+    marginal : Marginal or None
+        Class-1 coordinate law; ``None`` for Gaussian data.
+    method : str
+        Integration method of ``theory.integrate_effective``.
+
+    Returns
+    -------
+    Trajectory
+        Weights (..., C, N) at the C checkpoints.
     """
     cov0, cov1 = _covariances(cov0, cov1)
     phi = _linear_amplifier(2.0 * radial_constant(marginal))
@@ -232,53 +340,3 @@ def integrate(
 def _linear_amplifier(slope: float):
     """φ(a) = slope · a, one function object per slope: the integrator compiles once per law."""
     return lambda a: slope * a
-
-
-class SinusoidFit(NamedTuple):
-    """``amplitude`` A, ``frequency`` f (cycles per site), ``shift`` x₀, ``offset`` c of
-    :math:`A\\sin(2\\pi f(x-x_0))+c` at x = 0, …, N−1; ``fit`` (N,); ``relative_error``
-    :math:`\\lVert w-\\mathrm{fit}\\rVert/\\lVert w\\rVert`."""
-
-    amplitude: float
-    frequency: float
-    shift: float
-    offset: float
-    fit: np.ndarray
-    relative_error: float
-
-
-def fit_sinusoid(w: ArrayLike, *, candidates: int = 3) -> SinusoidFit:
-    """Least-squares fit of :math:`A\\sin(2\\pi f(x-x_0))+c` to a receptive field ``w`` (N,), N ≥ 4,
-    with a continuous frequency f, started from each of the ``candidates`` strongest DFT frequencies
-    (the best fit is kept). Raises for w = 0 (the relative error is undefined)."""
-    w = np.asarray(v.float_array("w", w), dtype=np.float64)
-    if w.ndim != 1 or w.shape[0] < 4:
-        raise ValueError(f"w must be one receptive field of shape (N,) with N >= 4, got shape {w.shape}")
-    if not np.all(np.isfinite(w)):
-        raise ValueError("w must be finite")
-    norm = float(np.linalg.norm(w))
-    if norm == 0:
-        raise ValueError("w must be non-zero (the relative error ||w - fit|| / ||w|| is undefined at w = 0)")
-    candidates = v.integer("candidates", candidates, minimum=1)
-    n = w.shape[0]
-    x = np.arange(n, dtype=np.float64)
-    spectrum = np.fft.rfft(w - w.mean())
-    order = np.argsort(-np.abs(spectrum[1:]))[:candidates] + 1  # frequency 0 is the offset's
-
-    def model(p):
-        a, f, x0, c = p
-        return a * np.sin(2 * np.pi * f * (x - x0)) + c
-
-    best = None
-    for k in order:
-        amp = 2 * np.abs(spectrum[k]) / n
-        x0 = -(np.angle(spectrum[k]) + np.pi / 2) / (2 * np.pi * k / n)  # phase of the cosine series term
-        start = np.array([amp, k / n, x0, w.mean()])
-        res = scipy.optimize.least_squares(lambda p: model(p) - w, start, method="lm")
-        if best is None or res.cost < best.cost:
-            best = res
-    a, f, x0, c = (float(t) for t in best.x)
-    if a < 0:  # one sign convention: A ≥ 0 (shift by half a period)
-        a, x0 = -a, x0 + 0.5 / f
-    fit = model((a, f, x0, c))
-    return SinusoidFit(a, f, x0, c, fit, float(np.linalg.norm(w - fit)) / norm)

@@ -49,6 +49,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
+from jax.typing import ArrayLike
 
 from localization import validation as v
 from localization.theory.gdln_moments import gate_correlation
@@ -69,8 +70,8 @@ __all__ = [
 BOOK_TIME_CONSTANT = 0.5
 
 
-def check_system(A: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Validated float64 ``(A (D, D), b (D,))``: finite, ``A`` symmetric (to 1e-10 relative).
+def check_system(A: ArrayLike, b: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Return the validated float64 ``(A (D, D), b (D,))``: finite, ``A`` symmetric (to 1e-10 relative).
 
     ``A`` must be positive semi-definite; eigenvalues below ``-1e-10 * max|λ|`` raise ``ValueError``.
     """
@@ -100,19 +101,55 @@ def _time_constant(tau: Any) -> float:
     return v.positive("time_constant", tau)
 
 
-def vector_field(A: Any, b: Any, w: Any, time_constant: float = BOOK_TIME_CONSTANT) -> np.ndarray:
-    r""":math:`\dot w = (b - A w)/\tau`: ``A`` (D, D), ``b`` (D,), ``w`` (..., D) -> (..., D) float64."""
+def vector_field(A: ArrayLike, b: ArrayLike, w: ArrayLike, time_constant: float = BOOK_TIME_CONSTANT) -> np.ndarray:
+    r"""Return the GDLN vector field :math:`\dot w = (b - A w)/\tau`.
+
+    Parameters
+    ----------
+    A : ArrayLike
+        (D, D) symmetric positive semi-definite moment matrix.
+    b : ArrayLike
+        (D,) drive.
+    w : ArrayLike
+        (..., D) weights.
+    time_constant : float
+        τ > 0 (default :data:`BOOK_TIME_CONSTANT`).
+
+    Returns
+    -------
+    np.ndarray
+        (..., D) float64.
+    """
     A, b = check_system(A, b)
     w = np.asarray(v.float_array("w", w, ndim_min=1, last_dim=A.shape[0]), dtype=np.float64)
     return (b - w @ A) / _time_constant(time_constant)
 
 
-def flow_solution(A: Any, b: Any, w0: Any, t: Any, time_constant: float = BOOK_TIME_CONSTANT) -> np.ndarray:
-    r"""Exact solution :math:`w(t)` of :math:`\tau\dot w = b - Aw` (module docstring) by eigendecomposition.
+def flow_solution(
+    A: ArrayLike, b: ArrayLike, w0: ArrayLike, t: ArrayLike, time_constant: float = BOOK_TIME_CONSTANT
+) -> np.ndarray:
+    r"""Return the exact solution :math:`w(t)` of :math:`\tau\dot w = b - Aw` (module docstring).
 
-    ``A`` (D, D) symmetric PSD, ``b`` (D,), ``w0`` (D,), ``t`` scalar or (T,) times >= 0.
-    Returns (D,) or (T, D) float64. Zero eigenvalues are handled exactly (linear growth along
+    By eigendecomposition. Zero eigenvalues are handled exactly (linear growth along
     :math:`c_k`, which vanishes when :math:`b` is in the range of :math:`A`, as for every GDLN).
+
+    Parameters
+    ----------
+    A : ArrayLike
+        (D, D) symmetric positive semi-definite moment matrix.
+    b : ArrayLike
+        (D,) drive.
+    w0 : ArrayLike
+        (D,) initial weights.
+    t : ArrayLike
+        A time >= 0 or (T,) times.
+    time_constant : float
+        τ > 0 (default :data:`BOOK_TIME_CONSTANT`).
+
+    Returns
+    -------
+    np.ndarray
+        (D,) or (T, D) float64.
     """
     A, b = check_system(A, b)
     w0 = np.asarray(v.float_array("w0", w0, ndim_min=1, last_dim=A.shape[0]), dtype=np.float64)
@@ -146,11 +183,25 @@ class OLSLimit(NamedTuple):
     rank: int
 
 
-def ols_limit(A: Any, b: Any, rtol: float = 1e-10) -> OLSLimit:
-    r""":math:`w_\infty = A^{+}b` (least norm when ``A`` is singular; see :class:`OLSLimit`).
+def ols_limit(A: ArrayLike, b: ArrayLike, rtol: float = 1e-10) -> OLSLimit:
+    r"""Return :math:`w_\infty = A^{+}b` (least norm when ``A`` is singular; see :class:`OLSLimit`).
 
     Raises ``ValueError`` when ``b`` is not in the range of ``A`` (residual above ``1e-8`` relative):
     then no limit exists (a zero-rate mode with a drive grows linearly).
+
+    Parameters
+    ----------
+    A : ArrayLike
+        (D, D) symmetric positive semi-definite moment matrix.
+    b : ArrayLike
+        (D,) drive.
+    rtol : float
+        Relative tolerance in (0, 1) below which an eigenvalue counts as zero.
+
+    Returns
+    -------
+    OLSLimit
+        ``w`` (D,), ``singular`` and ``rank``.
     """
     A, b = check_system(A, b)
     rtol = v.in_range("rtol", rtol, 0.0, 1.0, low_open=True, high_open=True)
@@ -167,21 +218,55 @@ def _second_moment_y(value: Any) -> float:
     return v.positive("second_moment_y", value)
 
 
-def limiting_loss(A: Any, b: Any, second_moment_y: float = 0.5, rtol: float = 1e-10) -> float:
-    r""":math:`L_\infty = \mathbb E[Y^2] - b^\top A^{+}b` (notes 001 Eq. (62), notes 003 Eq. (21)).
+def limiting_loss(A: ArrayLike, b: ArrayLike, second_moment_y: float = 0.5, rtol: float = 1e-10) -> float:
+    r"""Return :math:`L_\infty = \mathbb E[Y^2] - b^\top A^{+}b` (notes 001 Eq. (62), notes 003 Eq. (21)).
 
     ``second_moment_y`` is :math:`\mathbb E[Y^2]`: 1/2 for balanced labels in {0, 1} (default).
+
+    Parameters
+    ----------
+    A : ArrayLike
+        (D, D) symmetric positive semi-definite moment matrix.
+    b : ArrayLike
+        (D,) drive.
+    second_moment_y : float
+        :math:`\mathbb E[Y^2]` > 0.
+    rtol : float
+        As in :func:`ols_limit`.
+
+    Returns
+    -------
+    float
+        :math:`L_\infty`.
     """
     limit = ols_limit(A, b, rtol)
     return _second_moment_y(second_moment_y) - float(b @ limit.w)
 
 
 def loss_curve(
-    A: Any, b: Any, t: Any, second_moment_y: float = 0.5, time_constant: float = BOOK_TIME_CONSTANT
+    A: ArrayLike, b: ArrayLike, t: ArrayLike, second_moment_y: float = 0.5, time_constant: float = BOOK_TIME_CONSTANT
 ) -> np.ndarray:
-    r""":math:`L(t)` along the flow from :math:`w(0)=0` (module docstring), ``t`` (T,) -> (T,) float64.
+    r"""Return :math:`L(t)` along the flow from :math:`w(0)=0` (module docstring).
 
     Early on :math:`L(t) = \mathbb E[Y^2] - 2\,\|b\|^2 t/\tau + O(t^2)`; at the end :math:`L_\infty`.
+
+    Parameters
+    ----------
+    A : ArrayLike
+        (D, D) symmetric positive semi-definite moment matrix.
+    b : ArrayLike
+        (D,) drive.
+    t : ArrayLike
+        A time >= 0 or (T,) times.
+    second_moment_y : float
+        :math:`\mathbb E[Y^2]` > 0.
+    time_constant : float
+        τ > 0 (default :data:`BOOK_TIME_CONSTANT`).
+
+    Returns
+    -------
+    np.ndarray
+        (T,) float64.
     """
     A, b = check_system(A, b)
     t_arr = np.atleast_1d(np.asarray(t, dtype=np.float64))
@@ -197,10 +282,22 @@ def loss_curve(
     return _second_moment_y(second_moment_y) - np.sum(gain, axis=1)
 
 
-def race_rates(A: Any, time_constant: float = BOOK_TIME_CONSTANT) -> np.ndarray:
-    r"""Decay rates :math:`\lambda_k/\tau` of the modes of the flow, ascending ((D,) float64).
+def race_rates(A: ArrayLike, time_constant: float = BOOK_TIME_CONSTANT) -> np.ndarray:
+    r"""Return the decay rates :math:`\lambda_k/\tau` of the modes of the flow, ascending ((D,) float64).
 
     The smallest non-zero rate sets the slowest transient (notes 001 §5.1.1's "race" criterion).
+
+    Parameters
+    ----------
+    A : ArrayLike
+        (D, D) symmetric positive semi-definite moment matrix.
+    time_constant : float
+        τ > 0 (default :data:`BOOK_TIME_CONSTANT`).
+
+    Returns
+    -------
+    np.ndarray
+        (D,) float64 rates.
     """
     A, _ = check_system(A, np.zeros(np.shape(A)[0]))
     lam, _ = _eig(A)

@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from localization import validation as v
 from localization.data import NLGP, Gaussian, LengthscaleTask, nlgp_normaliser
@@ -54,7 +55,7 @@ __all__ = [
 ]
 
 
-def gate_correlation(gain: Any, r: Any) -> np.ndarray:
+def gate_correlation(gain: ArrayLike, r: ArrayLike) -> np.ndarray:
     r""":math:`\mathbb E[\mathbb 1(Z_i>0)\operatorname{erf}(gZ_j)]` for standard normals with correlation ``r``.
 
     Closed form :math:`\frac1\pi\arctan\bigl(\sqrt2\,g r/\sqrt{1+2g^2(1-r^2)}\bigr)` (module docstring;
@@ -114,7 +115,7 @@ def coordinate_gate_moments(task: LengthscaleTask, n: int, coordinate: int) -> M
     return Moments(np.asarray(b, dtype=np.float64), single_gate_second_moment(task, n))
 
 
-def predict(gating: Gating, w: Any, x: Any) -> jax.Array:
+def predict(gating: Gating, w: ArrayLike, x: ArrayLike) -> jax.Array:
     r""":math:`\hat y(x)=\sum_p g_p(x)\langle w_p,x\rangle`: ``w`` (P, N) or (P N,), ``x`` (..., N) -> (...)."""
     if not isinstance(gating, Gating):
         raise TypeError(f"gating must satisfy theory.gates.Gating, got {gating!r}")

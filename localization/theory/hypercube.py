@@ -60,6 +60,7 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
+from jax.typing import ArrayLike
 
 from localization import validation as v
 from localization.data.spectral import covariance as _latent_covariance
@@ -95,18 +96,41 @@ def _dimension(n: Any, maximum: int = MAX_DIMENSION) -> int:
 
 
 def vertices(n: int) -> np.ndarray:
-    """(2^n, n) float64 array of all vertices of {-1, +1}^n; row k has x_i = 1 - 2 bit_i(k)."""
+    """(2^n, n) float64 array of all vertices of {-1, +1}^n; row k has x_i = 1 - 2 bit_i(k).
+
+    Parameters
+    ----------
+    n : int
+        Dimension, 1 <= n <= :data:`MAX_DIMENSION`.
+
+    Returns
+    -------
+    np.ndarray
+        (2^n, n) float64 vertices.
+    """
     n = _dimension(n)
     k = np.arange(2**n)[:, None]
     return (1 - 2 * ((k >> np.arange(n)[None, :]) & 1)).astype(np.float64)
 
 
-def law_probabilities(p: Any, n: int) -> np.ndarray:
+def law_probabilities(p: ArrayLike, n: int) -> np.ndarray:
     """Validate a law on {-1, +1}^n and return its (2^n,) float64 probabilities.
 
     ``p`` is either an array of 2^n probabilities (non-negative, finite, summing to 1 within 1e-9,
     ordered as :func:`vertices`) or a callable mapping the (2^n, n) vertex array to (2^n,)
     non-negative weights (normalised here; their sum must be positive).
+
+    Parameters
+    ----------
+    p : ArrayLike or Callable
+        (2^n,) probabilities, or a callable giving (2^n,) weights of the vertices.
+    n : int
+        Dimension, 1 <= n <= :data:`MAX_DIMENSION`.
+
+    Returns
+    -------
+    np.ndarray
+        (2^n,) float64 probabilities, ordered as :func:`vertices`.
     """
     n = _dimension(n)
     if callable(p):
@@ -137,6 +161,18 @@ def ising_ring_law(J: float, n: int) -> np.ndarray:
 
     The periodic chain of the paper's Ising model; for n = 2 the ring has the bond counted twice.
     Its correlations equal :func:`localization.data.ising_correlation` (transfer matrix).
+
+    Parameters
+    ----------
+    J : float
+        Coupling.
+    n : int
+        Ring size, 2 <= n <= 16.
+
+    Returns
+    -------
+    np.ndarray
+        (2^n,) float64 probabilities, ordered as :func:`vertices`.
     """
     J = v.real_scalar("J", J)
     n = _dimension(n, 16)
@@ -158,7 +194,7 @@ def _orthant(r: np.ndarray) -> float:
     return 0.125 + sum(math.asin(r[i, j]) for i, j in ((0, 1), (0, 2), (1, 2))) / (4 * math.pi)
 
 
-def _correlation(cov: Any, n_max: int) -> np.ndarray:
+def _correlation(cov: ArrayLike, n_max: int) -> np.ndarray:
     c = np.asarray(v.finite_real_array("cov", cov), dtype=np.float64)
     if c.ndim != 2 or c.shape[0] != c.shape[1] or not 1 <= c.shape[0] <= n_max:
         raise ValueError(f"cov must be a square (n, n) matrix with 1 <= n <= {n_max}, got shape {c.shape}")
@@ -170,13 +206,23 @@ def _correlation(cov: Any, n_max: int) -> np.ndarray:
     return np.clip(c * d[:, None] * d[None, :], -1.0, 1.0)
 
 
-def sign_gaussian_law(cov: Any) -> np.ndarray:
+def sign_gaussian_law(cov: ArrayLike) -> np.ndarray:
     r"""(2^n,) exact law of :math:`\operatorname{sign} Z`, :math:`Z\sim\mathcal N(0, C)`, n <= 3.
 
     Vertex :math:`x` has probability :math:`P(x\odot Z > 0)`, the positive orthant of the
     correlation :math:`R_{ij}x_ix_j`: :math:`\tfrac14 + \arcsin(\rho)/(2\pi)` for n = 2 (Sheppard)
     and :math:`\tfrac18 + \sum_{i<j}\arcsin(\rho_{ij})/(4\pi)` for n = 3. Larger n: use
     ``localization.experiments.hypercube.nlgp_limit_law_mc``.
+
+    Parameters
+    ----------
+    cov : ArrayLike
+        (n, n) covariance C of Z, n <= 3 (symmetric, positive diagonal, positive semi-definite).
+
+    Returns
+    -------
+    np.ndarray
+        (2^n,) float64 probabilities, ordered as :func:`vertices`.
     """
     r = _correlation(cov, 3)
     x = vertices(r.shape[0])
@@ -189,7 +235,7 @@ def nlgp_limit_law(xi: float, n: int) -> np.ndarray:
     return sign_gaussian_law(_latent_covariance(xi, n))
 
 
-def _weights(w: Any, n: int | None = None) -> np.ndarray:
+def _weights(w: ArrayLike, n: int | None = None) -> np.ndarray:
     w = np.asarray(v.finite_real_array("w", w), dtype=np.float64)
     if w.ndim < 1:
         raise ValueError(f"w must have shape (..., n), got a scalar {w!r}")
@@ -203,11 +249,24 @@ def _tol(tie_tol: Any) -> float:
     return v.nonnegative("tie_tol", tie_tol)
 
 
-def threshold_mean(w: Callable | Any, p: Any, tie_tol: float = 0.0) -> np.ndarray:
+def threshold_mean(w: ArrayLike, p: ArrayLike | Callable, tie_tol: float = 0.0) -> np.ndarray:
     r"""f(w) = E[1(<w, X> >= 0) X] by exact enumeration (notes 002 Eq. (5)).
 
-    ``w``: (..., n) weights (batched over leading axes); ``p``: a law as in :func:`law_probabilities`.
-    Ties, :math:`|\langle w, x\rangle| \le` ``tie_tol``, count as on. Returns (..., n) float64.
+    Ties, :math:`|\langle w, x\rangle| \le` ``tie_tol``, count as on.
+
+    Parameters
+    ----------
+    w : ArrayLike
+        (..., n) weights (batched over leading axes).
+    p : ArrayLike or Callable
+        A law on {-1, +1}^n as in :func:`law_probabilities`.
+    tie_tol : float
+        Tolerance (>= 0) below which :math:`|\langle w, x\rangle|` counts as a tie.
+
+    Returns
+    -------
+    np.ndarray
+        (..., n) float64.
     """
     w = _weights(w)
     n = w.shape[-1]
@@ -216,7 +275,7 @@ def threshold_mean(w: Callable | Any, p: Any, tie_tol: float = 0.0) -> np.ndarra
     return ((s >= -_tol(tie_tol)) * prob) @ x
 
 
-def tie_mean(w: Any, p: Any, tie_tol: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def tie_mean(w: ArrayLike, p: ArrayLike, tie_tol: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """(mass, mean): P(<w, X> = 0) of shape (...,) and E[1(<w, X> = 0) X] of shape (..., n)."""
     w = _weights(w)
     n = w.shape[-1]
@@ -225,16 +284,44 @@ def tie_mean(w: Any, p: Any, tie_tol: float = 0.0) -> tuple[np.ndarray, np.ndarr
     return tie.sum(axis=-1), tie @ x
 
 
-def expected_relu(w: Any, p: Any) -> np.ndarray:
-    """E[ReLU(<w, X>)] of shape (...,) by enumeration (equals <w, f(w)>: f is 0-homogeneous)."""
+def expected_relu(w: ArrayLike, p: ArrayLike) -> np.ndarray:
+    """E[ReLU(<w, X>)] of shape (...,) by enumeration (equals <w, f(w)>: f is 0-homogeneous).
+
+    Parameters
+    ----------
+    w : ArrayLike
+        (..., n) weights.
+    p : ArrayLike or Callable
+        A law on {-1, +1}^n as in :func:`law_probabilities`.
+
+    Returns
+    -------
+    np.ndarray
+        (...) float64.
+    """
     w = _weights(w)
     n = w.shape[-1]
     prob, x = law_probabilities(p, n), vertices(n)
     return np.maximum(w @ x.T, 0.0) @ prob
 
 
-def product_moment(p: Any, n: int, indices: tuple[int, ...]) -> np.ndarray:
-    """M_S = E[(prod_{i in S} X_i) X], shape (n,); S = () gives E X, S = (i,) gives Sigma e_i."""
+def product_moment(p: ArrayLike, n: int, indices: tuple[int, ...]) -> np.ndarray:
+    """M_S = E[(prod_{i in S} X_i) X], shape (n,); S = () gives E X, S = (i,) gives Sigma e_i.
+
+    Parameters
+    ----------
+    p : ArrayLike or Callable
+        A law on {-1, +1}^n as in :func:`law_probabilities`.
+    n : int
+        Dimension.
+    indices : tuple[int, ...]
+        The set S, integers in [0, n).
+
+    Returns
+    -------
+    np.ndarray
+        (n,) float64.
+    """
     prob, x = law_probabilities(p, n), vertices(n)
     for i in indices:
         if not (isinstance(i, (int, np.integer)) and 0 <= i < n):
@@ -242,7 +329,7 @@ def product_moment(p: Any, n: int, indices: tuple[int, ...]) -> np.ndarray:
     return (np.prod(x[:, list(indices)], axis=1) * prob) @ x
 
 
-def dominance_margin(w: Any) -> np.ndarray:
+def dominance_margin(w: ArrayLike) -> np.ndarray:
     r"""Margin :math:`|w_k| - \sum_{i\ne k}|w_i|`, :math:`k = \arg\max_i |w_i|`, shape (...,); > 0 iff one dominates."""
     a = np.abs(_weights(w))
     return 2 * a.max(axis=-1) - a.sum(axis=-1)
@@ -255,7 +342,7 @@ def _support(w: np.ndarray, size: int, name: str) -> list[int]:
     return idx
 
 
-def dominant_closed_form(w: Any, p: Any) -> np.ndarray:
+def dominant_closed_form(w: ArrayLike, p: ArrayLike) -> np.ndarray:
     r"""(E X + sign(w_k) Sigma e_k) / 2 for a single w (n,) with :math:`|w_k| > \sum_{i\ne k}|w_i|`.
 
     Raises ValueError when no entry dominates (then sign<w, x> = sign(w_k x_k) fails for some x).
@@ -267,7 +354,7 @@ def dominant_closed_form(w: Any, p: Any) -> np.ndarray:
     return 0.5 * (product_moment(p, n, ()) + np.sign(w[k]) * product_moment(p, n, (k,)))
 
 
-def balanced_closed_form(w: Any, p: Any) -> np.ndarray:
+def balanced_closed_form(w: ArrayLike, p: ArrayLike) -> np.ndarray:
     """F for w with two non-zero entries of equal magnitude, w = c (s_i e_i + s_j e_j), c > 0."""
     w = _weights(w)
     i, j = _support(w, 2, "balanced_closed_form")
@@ -279,7 +366,7 @@ def balanced_closed_form(w: Any, p: Any) -> np.ndarray:
     return m - 0.25 * (inner + si * sj * product_moment(p, n, (i, j)))
 
 
-def three_bump_closed_form(w: Any, p: Any) -> np.ndarray:
+def three_bump_closed_form(w: ArrayLike, p: ArrayLike) -> np.ndarray:
     """F for w with three non-zero entries (any signs and order): dominant, tie or majority regime."""
     w = _weights(w)
     idx = _support(w, 3, "three_bump_closed_form")
@@ -303,12 +390,24 @@ def three_bump_closed_form(w: Any, p: Any) -> np.ndarray:
     return dominant_closed_form(np.where(np.arange(n) == a, w, 0.0), p) + extra / 8
 
 
-def separation_gap(w: Any, k: int) -> tuple[float, float]:
+def separation_gap(w: ArrayLike, k: int) -> tuple[float, float]:
     r"""(delta, tail) for the split after the k largest :math:`|w_i|` (notes 002 Eq. (13)).
 
     :math:`\delta = \min_{x\in\{\pm1\}^k}|\sum_{i\le k} w_{(i)}x_i|` over the head, tail = sum of the
     other :math:`|w_i|`.
     If tail < delta then 1(<w, x> >= 0) = 1(<w_head, x> >= 0) for every vertex x.
+
+    Parameters
+    ----------
+    w : ArrayLike
+        (n,) weights.
+    k : int
+        Size of the head, 1 <= k <= n.
+
+    Returns
+    -------
+    tuple[float, float]
+        ``(delta, tail)``.
     """
     w = _weights(w)
     if w.ndim != 1:

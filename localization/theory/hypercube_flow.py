@@ -49,6 +49,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from localization import validation as v
 from localization.data.base import is_traced
@@ -79,7 +80,7 @@ class HypercubeTask:
     n: int = static_field()
 
     @classmethod
-    def of(cls, p0: Any, p1: Any, n: int) -> HypercubeTask:
+    def of(cls, p0: ArrayLike, p1: ArrayLike, n: int) -> HypercubeTask:
         """Validate both laws (:func:`localization.theory.hypercube.law_probabilities`) and wrap them."""
         n = v.integer("n", n, 1)
         return cls(
@@ -95,8 +96,9 @@ class HypercubeTask:
 
 
 def ring_symmetry_images(n: int) -> np.ndarray:
-    """(4n, 2^n) int array: row g is the vertex index of g(x) for every vertex x, over the 4n maps
-    x -> ±R^r S^s x (shift S by s sites, reflection R^r, r in {0, 1}, global sign) of the ring.
+    """Return the (4n, 2^n) int array whose row g is the vertex index of g(x) for every vertex x.
+
+    The 4n maps are x -> ±R^r S^s x (shift S by s sites, reflection R^r, r in {0, 1}, global sign) of the ring.
     """
     n = v.integer("n", n, 2)
     if n > _hc.MAX_DIMENSION:
@@ -113,7 +115,7 @@ def ring_symmetry_images(n: int) -> np.ndarray:
     return np.stack(rows)
 
 
-def _check(w: Any, task: HypercubeTask) -> jax.Array:
+def _check(w: ArrayLike, task: HypercubeTask) -> jax.Array:
     if not isinstance(task, HypercubeTask):
         raise TypeError(f"task must be a HypercubeTask, got {type(task).__name__}")
     w = jnp.asarray(w if is_traced(w) else v.finite_real_array("w", w), jnp.float64)
@@ -127,7 +129,7 @@ def _loss(w, p0, p1, x):
     return 0.5 * (p1 @ (1.0 - h) ** 2 + p0 @ h**2)
 
 
-def expected_loss(w: Any, task: HypercubeTask) -> jax.Array:
+def expected_loss(w: ArrayLike, task: HypercubeTask) -> jax.Array:
     """Exact loss E[(Y - ReLU(<w, X>))^2] (paper Eq. (9), balanced labels), shape (...,) for w (..., n)."""
     w = _check(w, task)
     x = jnp.asarray(_hc.vertices(task.n))
@@ -147,14 +149,14 @@ def _flow(w, p0, p1, x):
     return (gate * p1) @ x - (gate * (p0 + p1) * s) @ x
 
 
-def flow_parts(w: Any, task: HypercubeTask) -> tuple[jax.Array, jax.Array]:
+def flow_parts(w: ArrayLike, task: HypercubeTask) -> tuple[jax.Array, jax.Array]:
     r"""(c(w), A(w)) of the flow :math:`\dot w=c-Aw`: shapes (..., n) and (..., n, n) (module docstring)."""
     w = _check(w, task)
     x = jnp.asarray(_hc.vertices(task.n))
     return jnp.vectorize(lambda v: _parts(v, task.p0, task.p1, x), signature="(n)->(n),(n,n)")(w)
 
 
-def flow(w: Any, task: HypercubeTask) -> jax.Array:
+def flow(w: ArrayLike, task: HypercubeTask) -> jax.Array:
     r""":math:`\dot w=-\nabla\mathcal L(w)=c(w)-A(w)w`, exact by enumeration; (..., n) in, (..., n) out."""
     w = _check(w, task)
     x = jnp.asarray(_hc.vertices(task.n))
@@ -168,10 +170,13 @@ def _euler(w0, p0, p1, lr, gaps, n):
     return checkpointed_scan(lambda w, _: step(w), w0, gaps)
 
 
-def integrate(w0: Any, task: HypercubeTask, *, lr: float, steps: int, checkpoints: Any = 101) -> Trajectory:
-    """Forward Euler of :func:`flow` with step ``lr`` on SGD's time axis (t = steps x lr), recorded at the
-    checkpoints of ``localization.train`` (:func:`localization.trajectory.checkpoint_steps`), so the
-    trajectory overlays ``train.train_online`` from the same ``w0``.
+def integrate(
+    w0: ArrayLike, task: HypercubeTask, *, lr: float, steps: int, checkpoints: int | ArrayLike = 101
+) -> Trajectory:
+    """Integrate :func:`flow` by forward Euler with step ``lr`` on SGD's time axis (t = steps x lr).
+
+    It is recorded at the checkpoints of ``localization.train`` (:func:`localization.trajectory.checkpoint_steps`), so
+    the trajectory overlays ``train.train_online`` from the same ``w0``.
 
     ``w0``: (..., n) initial weights (leading axes are independent initialisations, vmapped).
     Returns a Trajectory with ``weights`` (..., C, n) float64.
@@ -186,7 +191,7 @@ def integrate(w0: Any, task: HypercubeTask, *, lr: float, steps: int, checkpoint
     return Trajectory(times=np.asarray(ck * lr, np.float64), steps=jnp.asarray(ck), weights=weights)
 
 
-def fixed_point(w: Any, task: HypercubeTask, *, max_iter: int = 50) -> tuple[np.ndarray, np.ndarray]:
+def fixed_point(w: ArrayLike, task: HypercubeTask, *, max_iter: int = 50) -> tuple[np.ndarray, np.ndarray]:
     r"""Iterate :math:`w\leftarrow A(w)^{-1}c(w)` from ``w`` (..., n) (module docstring).
 
     Returns ``(w_star, converged)``: (..., n) float64 and (...,) bool, ``converged`` where two successive

@@ -50,8 +50,9 @@ def linear_deviation(phi: Callable, a: ArrayLike) -> np.ndarray:
 
 
 def linear_crossings(phi: Callable, num: int = 2001, tol: float = 1e-12) -> np.ndarray:
-    r"""Points :math:`a\in(0,1)` where φ crosses the linear reference :math:`\sqrt{2/\pi}\,a` (sign changes
-    of :func:`linear_deviation`).
+    r"""Return the points :math:`a\in(0,1)` where φ crosses the linear reference :math:`\sqrt{2/\pi}\,a`.
+
+    They are the sign changes of :func:`linear_deviation`.
 
     The deviation is evaluated on ``num`` equally spaced points of :math:`(0,1)` (endpoints excluded);
     each sign change is refined by bisection (``brentq``, absolute tolerance ``tol``). Returns a sorted

@@ -90,6 +90,18 @@ def circulant_spectra(cov0: ArrayLike, cov1: ArrayLike, *, atol: float = 1e-9) -
 
     Raises ``ValueError`` unless both are square, of equal size N ≥ 2, and circulant (off-diagonal
     entries of :math:`Q^\top\Sigma Q` at most ``atol`` times the largest eigenvalue).
+
+    Parameters
+    ----------
+    cov0, cov1 : ArrayLike
+        (N, N) class covariances Σ₀, Σ₁, circulant.
+    atol : float
+        Relative tolerance (> 0) of the circulant check.
+
+    Returns
+    -------
+    FourierSpectra
+        ``freq`` (N,), ``lam0``, ``lam1`` (N,) float64 and the basis Q (N, N).
     """
     names = ("cov0", "cov1")
     mats = dict(zip(names, v.covariance_pair(names, cov0, cov1, symmetric=False), strict=True))
@@ -127,6 +139,18 @@ def single_mode_amplitude(lam0: float, lam1: float, slope: float = GAUSSIAN_SLOP
 
     The flow is the linear one (φ(a) = c a, ``slope`` = c > 0); the fixed point lies on one basis column
     with eigenvalues ``lam0`` ≥ 0, ``lam1`` > 0.
+
+    Parameters
+    ----------
+    lam0, lam1 : float
+        The column's eigenvalues of Σ₀ (>= 0) and Σ₁ (> 0).
+    slope : float
+        The slope c > 0 of the linear amplifier (default √(2/π), the Gaussian's).
+
+    Returns
+    -------
+    float
+        The amplitude :math:`|u_j|`.
     """
     lam0 = v.nonnegative("lam0", lam0)
     lam1 = v.positive("lam1", lam1)
@@ -140,6 +164,18 @@ def linear_mode_rates(lam0: ArrayLike, lam1: ArrayLike, column: int) -> np.ndarr
     They are :math:`\tfrac12\lambda_1(k)[r(j)-r(k)]` for k ≠ j (0 for the partner of equal frequency), and
     :math:`-\tfrac12(\lambda_0(j)+\lambda_1(j))` for the amplitude of j itself. Independent of the
     slope c. ``lam0`` ≥ 0 and ``lam1`` > 0 of shape (N,); ``column`` in [0, N).
+
+    Parameters
+    ----------
+    lam0, lam1 : ArrayLike
+        (N,) eigenvalues of Σ₀ (>= 0) and Σ₁ (> 0) per basis column.
+    column : int
+        The column j of the fixed point, in [0, N).
+
+    Returns
+    -------
+    np.ndarray
+        (N,) float64 growth rates.
     """
     lam0, lam1 = _check_spectra(lam0, lam1)
     n = lam0.shape[0]
@@ -168,6 +204,18 @@ def constant_mode_stability(phi: PytreeAmplifier | Callable, cov0: ArrayLike, co
     :math:`\rho=\alpha\varphi'(\alpha)/\varphi(\alpha)` (φ' by automatic differentiation of φ;
     use an exact amplifier, not a tabulated one). Some mode grows iff
     :math:`\rho>\min_{k\ne0}(1+r(k))/(1+r(0))` (``threshold``). ``cov1`` must have unit diagonal.
+
+    Parameters
+    ----------
+    phi : PytreeAmplifier or Callable
+        The amplifier φ of Eq. (5) (exact, differentiable).
+    cov0, cov1 : ArrayLike
+        (N, N) circulant class covariances; ``cov1`` with unit diagonal.
+
+    Returns
+    -------
+    ConstantModeStability
+        α, the elasticity ρ, the amplitude w*, the rates (N,) and the threshold.
     """
     f = _phi_function(phi)
     sp = circulant_spectra(cov0, cov1)
@@ -198,6 +246,18 @@ def effective_gain(phi: PytreeAmplifier | Callable, a: ArrayLike) -> np.ndarray:
     :func:`localization.theory.linear_deviation`) and *sub-linear* where :math:`G(a)<\sqrt{2/\pi}`;
     whether G *rises* or *falls* with :math:`|a|` is a different property (the mechanism chapter's
     feedback turns on it).
+
+    Parameters
+    ----------
+    phi : PytreeAmplifier or Callable
+        The amplifier φ.
+    a : ArrayLike
+        Points in [-1, 1] \\ {0}, any shape.
+
+    Returns
+    -------
+    np.ndarray
+        G(a), float64, the shape of ``a``.
     """
     a = np.asarray(v.float_array("a", a, ndim_min=0), dtype=np.float64)
     if not np.all(np.isfinite(a)) or np.any(np.abs(a) > 1) or np.any(a == 0):
@@ -219,6 +279,22 @@ def ipr_rate_split(
     flow of the linear amplifier of slope ``slope`` = c), :math:`F_{\rm nl}=\tfrac12[\varphi(a)-c\,a]`.
     Returns ``(linear, nonlinear)`` = :math:`(\nabla P\cdot F_{\rm lin},\nabla P\cdot F_{\rm nl})`,
     each of shape ``w.shape[:-1]``; their sum is :math:`\dot P`.
+
+    Parameters
+    ----------
+    w : ArrayLike
+        (..., N) weights.
+    phi : PytreeAmplifier or Callable
+        The amplifier φ of Eq. (5).
+    cov0, cov1 : ArrayLike
+        (N, N) class covariances; ``cov1`` with unit diagonal.
+    slope : float
+        The slope c > 0 of the linear part (default √(2/π)).
+
+    Returns
+    -------
+    tuple[np.ndarray, np.ndarray]
+        ``(linear, nonlinear)``, each of shape ``w.shape[:-1]``.
     """
     slope = v.positive("slope", slope)
     w = np.asarray(v.float_array("w", w), dtype=np.float64)

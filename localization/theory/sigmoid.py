@@ -198,7 +198,7 @@ def committee_bias_linearisation(W: ArrayLike, cov0: ArrayLike, cov1: ArrayLike)
 
 
 def notes001_eq42(s1sq: ArrayLike, s0sq: ArrayLike, b: ArrayLike) -> np.ndarray:
-    r"""Notes 001 Eq. (42) as printed (right-hand side), for comparison only.
+    r"""Return notes 001 Eq. (42) as printed (right-hand side), for comparison only.
 
     Uses :math:`\sigma=\operatorname{erf}` (not erf(·/√2)) and the label term of class 1 only, as the
     printed Eq. (38) does.
@@ -218,9 +218,11 @@ def notes001_eq42(s1sq: ArrayLike, s0sq: ArrayLike, b: ArrayLike) -> np.ndarray:
 
 
 def notes001_cross_term(s11: ArrayLike, skk: ArrayLike, s1k: ArrayLike, b1: ArrayLike, bk: ArrayLike) -> np.ndarray:
-    r"""The erf argument of the :math:`k>1` terms of notes 001 §3 "Multiple Neurons", as printed, times
-    the printed prefactor: what the notes give for :math:`\mathbb E\,\sigma(h_k+b_k)\sigma'(h_1+b_1)`
-    (``s11`` > 0). For comparison with :func:`cross_output_slope` only.
+    r"""Return the printed erf argument of the :math:`k>1` terms of notes 001 §3, times its prefactor.
+
+    The terms are those of "Multiple Neurons", as printed: what the notes give for
+    :math:`\mathbb E\,\sigma(h_k+b_k)\sigma'(h_1+b_1)` (``s11`` > 0). For comparison with
+    :func:`cross_output_slope` only.
     """
     s11, skk = _var("s11", s11), _var("skk", skk)
     s1k, b1, bk = (v.finite_real_array(n, x) for n, x in (("s1k", s1k), ("b1", b1), ("bk", bk)))
@@ -260,7 +262,9 @@ def rayleigh_optimum(cov0: ArrayLike, cov1: ArrayLike) -> tuple[float, np.ndarra
 
 
 def erf_start_loss(s1sq: ArrayLike, s0sq: ArrayLike) -> np.ndarray:
-    r""":math:`4\mathcal L` of one erf(·/√2) neuron at :math:`b=0`, labels ±1, Gaussian classes (notes 004 Eq. (19)):
+    r"""Return :math:`4\mathcal L` of one erf(·/√2) neuron at :math:`b=0` (notes 004 Eq. (19)).
+
+    Labels ±1, Gaussian classes:
 
     :math:`2+\tfrac2\pi\bigl[\arcsin\frac{\sigma_1^2}{1+\sigma_1^2}+\arcsin\frac{\sigma_0^2}{1+\sigma_0^2}\bigr]`
     (the cross terms vanish because σ is odd); tends to 2 as the weights shrink.
@@ -270,7 +274,9 @@ def erf_start_loss(s1sq: ArrayLike, s0sq: ArrayLike) -> np.ndarray:
 
 
 def relu_start_loss(s1sq: ArrayLike, s0sq: ArrayLike) -> np.ndarray:
-    r""":math:`4\mathcal L` of one ReLU neuron, labels 0/1, centred Gaussian classes (notes 004 Eq. (26)):
+    r"""Return :math:`4\mathcal L` of one ReLU neuron (notes 004 Eq. (26)).
+
+    Labels 0/1, centred Gaussian classes:
 
     :math:`1-\sqrt{2/\pi}\,\sigma_1+\tfrac12(\sigma_1^2+\sigma_0^2)`; tends to 1 as the weights shrink.
     """

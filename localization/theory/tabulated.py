@@ -8,6 +8,7 @@ entry of :math:`a`, at every Euler step of every initialisation of an effective-
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -17,7 +18,7 @@ from jax.typing import ArrayLike
 
 from localization import validation as v
 from localization.pytree import pytree_dataclass
-from localization.theory.amplifier import evaluate_amplifier
+from localization.theory.amplifier import PytreeAmplifier, evaluate_amplifier
 
 __all__ = [
     "TabulatedAmplifier",
@@ -40,6 +41,7 @@ class TabulatedAmplifier:
     values: Any
 
     def core(self, a: ArrayLike) -> jax.Array:
+        """Return φ(a) by linear interpolation in the table, without validation (jit-safe; ``a`` clipped to [-1, 1])."""
         a = jnp.asarray(a, dtype=jnp.float64)
         m = self.values.shape[-1]
         u = (jnp.clip(a, -1.0, 1.0) + 1.0) * (0.5 * (m - 1))
@@ -48,13 +50,15 @@ class TabulatedAmplifier:
         return (1.0 - f) * self.values[j] + f * self.values[j + 1]
 
     def __call__(self, a: ArrayLike) -> jax.Array:
+        """Return φ(a) by linear interpolation (:meth:`core`)."""
         return self.core(a)
 
 
-def tabulate_amplifier(phi: Any, num: int = 4097) -> TabulatedAmplifier:
-    r"""Tabulate an amplifier (``theory.amplifier_of(...)`` or ``theory.amplifier_taylor(...)``) on ``num``
-    equally spaced points of [-1, 1] → :class:`TabulatedAmplifier` (``num`` ≥ 3, odd so that a = 0 is
-    a node and the table is exactly odd).
+def tabulate_amplifier(phi: PytreeAmplifier | Callable, num: int = 4097) -> TabulatedAmplifier:
+    r"""Tabulate an amplifier on ``num`` equally spaced points of [-1, 1] → :class:`TabulatedAmplifier`.
+
+    ``phi`` is e.g. ``theory.amplifier_of(...)`` or ``theory.amplifier_taylor(...)``; ``num`` ≥ 3, odd so
+    that a = 0 is a node and the table is exactly odd.
     """
     num = v.integer("num", num, minimum=3)
     if num % 2 == 0:
