@@ -1,6 +1,7 @@
-r"""Experiments of the chapter *Frequency specialisation in sigmoid networks* (research notes 004 §1–2 and
-notes 001 §3): two populations of receptive fields in the sigmoid soft committee machine, the effect of a
-more positive initialisation, tiling and weight sharing as K grows, and the reduced two-population model.
+r"""Experiments of the chapter *Frequency specialisation in sigmoid networks* (notes 004 §1–2, notes 001 §3).
+
+Two populations of receptive fields in the sigmoid soft committee machine, the effect of a more
+positive initialisation, tiling and weight sharing as K grows, and the reduced two-population model.
 
 * :data:`SPEC_BASE` — the runs' setting: the paper's Fig. 6 (left) SCM on Kur(10) at 2000 steps.
 * :func:`shifted_params`, :func:`train_shifted` — the SCM started from Xavier fields shifted by ``shift``
@@ -29,6 +30,7 @@ from numpy.typing import ArrayLike
 
 from localization import field_analysis, models, sgd
 from localization import validation as v
+from localization.data.task import Task
 from localization.experiments import many_neurons as mn
 from localization.trajectory import checkpoint_gaps, require_finite
 
@@ -56,7 +58,7 @@ SPEC_BASE = mn.FIG6_KUR10.replace(steps=2000, inits=8)
 # the full network from a shifted initialisation
 # -------------------------------------------------------------------------------------------------
 def shifted_params(key: jax.Array, settings: mn.PopulationSettings, shift: float = 0.0) -> models.Params:
-    r"""Initial SCM parameters with every first-layer entry :math:`w_{ki}=s\,(z_{ki}+\text{shift})`.
+    r"""Return initial SCM parameters with every first-layer entry :math:`w_{ki}=s\,(z_{ki}+\text{shift})`.
 
     :math:`z_{ki}` are the standard normals of :func:`localization.models.init_params` (same key, so
     ``shift = 0`` is exactly the library's Xavier initialisation) and :math:`s^2=\text{init\_scale}\cdot
@@ -89,10 +91,13 @@ def shifted_params(key: jax.Array, settings: mn.PopulationSettings, shift: float
 def train_shifted(
     key: jax.Array, settings: mn.PopulationSettings, shifts: Sequence[float] = (0.0,)
 ) -> list[mn.PopulationRun]:
-    """Train the SCM of ``settings`` from :func:`shifted_params` for every shift in ``shifts`` (the same
-    normal draws, key ``fold_in(key, 0)``), all on one data stream ``fold_in(key, 1)`` (one vmapped run of
-    ``len(shifts)·inits`` initialisations; with ``shifts = (0,)`` the run of
-    :func:`localization.experiments.many_neurons.train_population`). Returns one ``PopulationRun`` per shift."""
+    """Train the SCM of ``settings`` from :func:`shifted_params` for every shift in ``shifts``.
+
+    The same normal draws (key ``fold_in(key, 0)``) for every shift, all on one data stream
+    ``fold_in(key, 1)`` (one vmapped run of ``len(shifts)·inits`` initialisations; with
+    ``shifts = (0,)`` the run of :func:`localization.experiments.many_neurons.train_population`).
+    Returns one ``PopulationRun`` per shift.
+    """
     key = v.key("key", key)
     shifts = [v.real_scalar("shifts", s) for s in shifts]
     if not shifts:
@@ -138,8 +143,11 @@ class Measurements(NamedTuple):
 
 
 def measure(pop: mn.PopulationRun, threshold: float = 0.8) -> Measurements:
-    """:class:`Measurements` of the last checkpoint of ``pop`` (a ring; diverged initialisations dropped;
-    ``threshold`` in (0, 1) on the window share, 0.8 as in the chapter *Many neurons*)."""
+    """Return the :class:`Measurements` of the last checkpoint of ``pop``.
+
+    ``pop`` is a run on a ring (diverged initialisations dropped); ``threshold`` in (0, 1) on the
+    window share, 0.8 as in the chapter *Many neurons*.
+    """
     if not isinstance(pop, mn.PopulationRun):
         raise TypeError(f"pop must be a many_neurons.PopulationRun, got {type(pop).__name__}")
     if len(pop.settings.shape) != 1 or pop.bias is None:
@@ -189,7 +197,8 @@ def _reduced(params: ReducedParams, x: jax.Array, activation: str, signs: bool) 
 def reduced_predict(
     params: ReducedParams, x: ArrayLike, activation: str = "sigmoid", *, signs: bool = True
 ) -> jax.Array:
-    r"""Reduced model, notes 004 Eq. (3) with weight sharing (the discrete Eq. (4)):
+    r"""Predict with the reduced model, notes 004 Eq. (3) with weight sharing (the discrete Eq. (4)).
+
     :math:`\hat y=\frac1K\sum_{p=1}^P\sum_{\tau=0}^{N-1}\sum_{s=\pm1}\sigma(s\,h_{p\tau}+b_p)`,
     :math:`h_{p\tau}=\langle T_\tau w_p,x\rangle`, K = 2PN (``signs=False``: s = +1 only, K = PN).
 
@@ -214,8 +223,11 @@ def _check_reduced(params):
 
 
 def expand_reduced(params: ReducedParams, *, signs: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """The full SCM equivalent to the reduced model: W (K, N) with rows ``s·T_τ w_p`` in the order
-    (p, s = +1 then −1, τ) and b (K,) = b_p, K = 2PN (PN with ``signs=False``)."""
+    """Return the full SCM equivalent to the reduced model.
+
+    W (K, N) has rows ``s·T_τ w_p`` in the order (p, s = +1 then −1, τ) and b (K,) = b_p,
+    K = 2PN (PN with ``signs=False``).
+    """
     w, b = (np.asarray(a, np.float64) for a in _check_reduced(params))
     P, N = w.shape
     idx = (np.arange(N)[None, :] - np.arange(N)[:, None]) % N  # row τ, column i -> i - τ
@@ -225,36 +237,36 @@ def expand_reduced(params: ReducedParams, *, signs: bool = True) -> tuple[np.nda
     return W, np.repeat(b, sgn.size * N)
 
 
-def init_reduced(key: jax.Array, P: int, N: int, init_scale: float = 0.1, *, num: int = 1) -> ReducedParams:
+def init_reduced(key: jax.Array, P: int, n: int, init_scale: float = 0.1, *, num: int = 1) -> ReducedParams:
     """Draw ``num`` initialisations of the reduced model.
 
     Parameters
     ----------
     key : JAX PRNG key.
     P : number of shared fields (≥ 1).
-    N : input size (≥ 2).
-    init_scale : positive scale; the fields are Xavier-normal with variance init_scale·2/(N + P).
+    n : input size (≥ 2).
+    init_scale : positive scale; the fields are Xavier-normal with variance init_scale·2/(n + P).
     num : number of initialisations (≥ 1).
 
     Returns
     -------
     ReducedParams
-        Fields ``w`` (num, P, N) and biases ``b`` (num, P) at 0, float32.
+        Fields ``w`` (num, P, n) and biases ``b`` (num, P) at 0, float32.
     """
     key = v.key("key", key)
-    P, N, num = v.integer("P", P, 1), v.integer("N", N, 2), v.integer("num", num, 1)
-    std = math.sqrt(v.positive("init_scale", init_scale) * 2.0 / (N + P))
-    return ReducedParams(std * jax.random.normal(key, (num, P, N), jnp.float32), jnp.zeros((num, P), jnp.float32))
+    P, n, num = v.integer("P", P, 1), v.integer("n", n, 2), v.integer("num", num, 1)
+    std = math.sqrt(v.positive("init_scale", init_scale) * 2.0 / (n + P))
+    return ReducedParams(std * jax.random.normal(key, (num, P, n), jnp.float32), jnp.zeros((num, P), jnp.float32))
 
 
-@partial(jax.jit, static_argnames=("batch", "N", "activation", "signs"))
-def _train_reduced(key, task, params, lr, gaps, *, batch, N, activation, signs):
+@partial(jax.jit, static_argnames=("batch", "n", "activation", "signs"))
+def _train_reduced(key, task, params, lr, gaps, *, batch, n, activation, signs):
     def loss(p, x, y):
         r = y - _reduced(p, x, activation, signs)
         return jnp.mean(r * r)
 
     def sample(k):
-        x, y = task.sample(k, batch, N, jnp.float32)
+        x, y = task.sample(k, batch, n, jnp.float32)
         return x, y.astype(jnp.float32)
 
     ws, _ = sgd.gradient_descent(params, loss, sgd.online_batches(key, sample), lr, gaps)
@@ -263,7 +275,7 @@ def _train_reduced(key, task, params, lr, gaps, *, batch, N, activation, signs):
 
 def train_reduced(
     key: jax.Array,
-    task: Any,
+    task: Task,
     params: ReducedParams,
     *,
     lr: float,
@@ -275,14 +287,14 @@ def train_reduced(
     """Train the reduced model by online SGD on the MSE (no ½, as :func:`localization.train.train_online`).
 
     The loss is that of :func:`reduced_predict`; batch ``t`` is drawn by
-    ``task.sample(fold_in(key, t), batch, N)``; the initialisations are trained on the same stream
+    ``task.sample(fold_in(key, t), batch, n)``; the initialisations are trained on the same stream
     (vmapped, one ``jit``) by :func:`localization.sgd.gradient_descent`.
 
     Parameters
     ----------
     key : JAX PRNG key of the data stream.
     task : a task with ``sample(key, num, n, dtype)`` (e.g. ``data.LengthscaleTask``).
-    params : :class:`ReducedParams` with ``w`` (num, P, N) and ``b`` (num, P), independent
+    params : :class:`ReducedParams` with ``w`` (num, P, n) and ``b`` (num, P), independent
         initialisations (e.g. from :func:`init_reduced`).
     lr : learning rate > 0.
     batch : examples per step (≥ 1).
@@ -302,29 +314,29 @@ def train_reduced(
     """
     key = v.key("key", key)
     if not isinstance(params, ReducedParams) or np.ndim(params.w) != 3 or np.shape(params.b) != np.shape(params.w)[:2]:
-        raise ValueError("params must be ReducedParams with w (num, P, N) and b (num, P)")
+        raise ValueError("params must be ReducedParams with w (num, P, n) and b (num, P)")
     models.check_architecture("committee", activation)
     lr = v.positive("lr", lr)
     batch, steps = v.integer("batch", batch, 1), v.integer("steps", steps, 1)
-    N = int(np.shape(params.w)[-1])
+    n = int(np.shape(params.w)[-1])
     p = ReducedParams(jnp.asarray(params.w, jnp.float32), jnp.asarray(params.b, jnp.float32))
     gaps = checkpoint_gaps(np.array([steps]))
     out = _train_reduced(
-        key, task, p, jnp.float32(lr), gaps, batch=batch, N=N, activation=activation, signs=bool(signs)
+        key, task, p, jnp.float32(lr), gaps, batch=batch, n=n, activation=activation, signs=bool(signs)
     )
     w, b = np.asarray(out.w, np.float64), np.asarray(out.b, np.float64)
     require_finite((w, b), f"reduced-model SGD diverged at lr = {lr}; lower the learning rate")
     return ReducedParams(w, b)
 
 
-def reduced_loss(key: jax.Array, task: Any, params: ReducedParams, num: int = 20_000, **kw: Any) -> np.ndarray:
+def reduced_loss(key: jax.Array, task: Task, params: ReducedParams, num: int = 20_000, **kw: Any) -> np.ndarray:
     """Return the test MSE (no ½) of each initialisation in ``params`` on ``num`` fresh examples.
 
     Parameters
     ----------
     key : JAX PRNG key of the test examples (drawn in float64).
     task : a task with ``sample(key, num, n, dtype)``.
-    params : :class:`ReducedParams`, ``w`` (..., P, N) and ``b`` (..., P).
+    params : :class:`ReducedParams`, ``w`` (..., P, n) and ``b`` (..., P).
     num : number of test examples (≥ 1).
     **kw : ``activation``, ``signs`` for :func:`reduced_predict`.
 
