@@ -77,5 +77,5 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    """The module's names with the lazily imported modules (:data:`__all__`)."""
+    """List the module's names with the lazily imported modules (:data:`__all__`)."""
     return sorted(set(globals()) | set(__all__))

@@ -143,10 +143,10 @@ def test_product_invariances():
         (lambda: G.fit_sinusoid(np.array([1.0, np.nan, 0, 0, 0])), ValueError, "finite"),
         (lambda: G.fit_gabor("field"), TypeError, "real array"),
         (lambda: G.periodic_gabor(N, 0.0, -1.0, 2.0), ValueError, "width"),
-        (lambda: G.periodic_gabor(3, 0.0, 1.0, 2.0), ValueError, "N"),
+        (lambda: G.periodic_gabor(3, 0.0, 1.0, 2.0), ValueError, "n must be an integer >= 4"),
         (lambda: G.uncertainty_product(np.ones(N), analytic=1), TypeError, "analytic"),
         (lambda: G.gaussian_uncertainty(N, 0.0), ValueError, "width"),
-        (lambda: G.uncertainty_bound(2.5), TypeError, "N"),
+        (lambda: G.uncertainty_bound(2.5), TypeError, "n must be an integer"),
     ],
 )
 def test_bad_input_raises(call, exc, match):

@@ -1,5 +1,6 @@
-"""Chapter back-ends: what a chapter computes by sampling, training or measuring runs (and what
-``benchmarks/bench.py`` times).
+"""Chapter back-ends: what a chapter computes by sampling, training or measuring runs.
+
+``benchmarks/bench.py`` times them too.
 
 One module per chapter that computes anything, named after the chapter; they depend downward on
 ``theory``, ``train``, ``models``, ``metrics`` and ``data``, and nothing in the library below them

@@ -35,12 +35,28 @@ def a2_discrepancy_copula(
     nodes: int = 24,
     num: int = 4000,
 ) -> float:
-    r"""A2 discrepancy :math:`D_2` (module docstring) of a Gaussian-copula model for weights ``w``.
+    r"""Estimate the A2 discrepancy :math:`D_2` (module docstring) of a Gaussian-copula model for weights ``w``.
 
-    ``sigma``: exact (N, N) covariance of X (``model.covariance(n)``). At ``nodes`` Gauss–Hermite nodes
-    :math:`z` of :math:`Z_i` we draw ``samples`` exact samples of :math:`Z_{-i}\mid Z_i=z`; two
-    independent halves give unbiased :math:`\widehat{(v(z)-v_{A2})^2}`. The result's Monte Carlo
-    standard error is about :math:`\sqrt{2/\text{samples}}\,\max(1,\cdot)`-relative (≈ 0.03 for 4000).
+    At ``nodes`` Gauss–Hermite nodes :math:`z` of :math:`Z_i` we draw ``num`` exact samples of
+    :math:`Z_{-i}\mid Z_i=z`; two independent halves give unbiased :math:`\widehat{(v(z)-v_{A2})^2}`. The
+    result's Monte Carlo standard error is about :math:`\sqrt{2/\text{num}}\,\max(1,\cdot)`-relative
+    (≈ 0.03 for 4000).
+
+    Parameters
+    ----------
+    key : JAX PRNG key of the conditional samples.
+    copula : the model's :class:`~localization.theory.assumptions.GaussianCopula`
+        (``theory.assumptions.gaussian_copula(model, n)``).
+    cov : exact (N, N) covariance of X (``model.covariance(n)``).
+    w : (N,) weights, with a non-zero entry off coordinate ``i``.
+    i : the conditioning coordinate, in [0, N).
+    nodes : Gauss–Hermite nodes, >= 2.
+    num : conditional samples per node, >= 4.
+
+    Returns
+    -------
+    float
+        :math:`D_2 \ge 0`.
     """
     R = np.asarray(copula.latent, dtype=np.float64)
     N = R.shape[0]
@@ -89,10 +105,25 @@ def a2_discrepancy(
     nodes: int = 24,
     num: int = 4000,
 ) -> float:
-    """A2 discrepancy :math:`D_2` of a data model for weights ``w`` (see module docstring).
+    r"""Return the A2 discrepancy :math:`D_2` of a data model for weights ``w`` (module docstring).
 
-    Exact 0 for Gaussian and ±s-valued sign-symmetric models (Ising); conditional Monte Carlo at
-    quadrature nodes for NLGP, Kur (:func:`a2_discrepancy_copula`).
+    Exact 0 for Gaussian and ±s-valued sign-symmetric models (Ising,
+    ``theory.assumptions.holds_exactly``); conditional Monte Carlo at quadrature nodes for NLGP, Kur
+    (:func:`a2_discrepancy_copula`).
+
+    Parameters
+    ----------
+    model : a ``localization.data`` model.
+    n : input size (int or grid tuple).
+    w : (N,) weights.
+    i : the conditioning coordinate.
+    key : JAX PRNG key; needed only for models without an exact answer (keyword-only, default None).
+    nodes, num : as :func:`a2_discrepancy_copula`.
+
+    Returns
+    -------
+    float
+        :math:`D_2 \ge 0`.
     """
     if holds_exactly(model):
         v.shape("n", n)

@@ -1,9 +1,10 @@
-r"""Gabor fits of receptive fields on a ring, and a periodic position–frequency uncertainty product.
+r"""The Gabor chapter's back-end: Gabor fits of fields on a ring and a periodic uncertainty product.
 
 Research notes 001 ("Uncertainty principle") conjecture that learned fields are 1-D Gabor wavelets,
 and that a position–frequency uncertainty decreases during training towards its minimum. This module
 gives the two tools the chapter *The Gabor hypothesis* needs to test that, for fields on the ring of
-``N`` sites (float64 NumPy/SciPy; every function is vectorised over leading axes of fields).
+``n`` sites (float64 NumPy/SciPy; every function is vectorised over leading axes of fields; N = n in
+the formulas).
 
 * :func:`periodic_gabor` — the periodisation of a real-line Gabor (Gaussian envelope × cosine) on the
   ring, for any real frequency; ``frequency=0`` gives the wrapped Gaussian bump (:func:`wrapped_gaussian`).
@@ -22,6 +23,9 @@ gives the two tools the chapter *The Gabor hypothesis* needs to test that, for f
 * :func:`uncertainty_bound` — the lower bound :math:`\tfrac{N}{2\pi}\sin\tfrac{\pi}{N}` proved in the
   chapter; :func:`gaussian_uncertainty` — the closed form for sampled Gaussians;
   :func:`lattice_minimum` — the minimum over real fields, by optimisation.
+
+The fits and the optimisation make this a back-end (``experiments/``); the two closed forms stay beside
+the product they bound, the chapter's one use of them.
 """
 
 from __future__ import annotations
@@ -94,23 +98,36 @@ def _fields(name: str, w: Any, minimum: int = 4) -> np.ndarray:
     return arr
 
 
-def _ring(N: Any) -> int:
-    return v.integer("N", N, minimum=4)
+def _ring(n: Any) -> int:
+    return v.integer("n", n, minimum=4)
 
 
 def periodic_gabor(
-    N: int, center: Any, width: Any, frequency: Any, phase: Any = 0.0, amplitude: Any = 1.0
+    n: int, center: Any, width: Any, frequency: Any, phase: Any = 0.0, amplitude: Any = 1.0
 ) -> np.ndarray:
-    r"""The periodic Gabor on the ring of N sites, shape (..., N) (parameters broadcast to (...)).
+    r"""Evaluate the periodic Gabor on the ring of N = ``n`` sites.
 
     :math:`G_j=A\sum_{m\in\mathbb Z}e^{-x_m^2/(2s^2)}\cos(2\pi f x_m/N+\varphi)`, :math:`x_m=j-c-mN`:
     the periodisation of the real-line Gabor, periodic for every real f; for integer f it equals the
     wrapped Gaussian envelope times :math:`\cos(2\pi f(j-c)/N+\varphi)`.
 
-    Raises:
-        ValueError: N < 4, width ≤ 0, or a non-finite parameter.
+    Parameters
+    ----------
+    n : number of sites N >= 4.
+    center, width, frequency, phase, amplitude : the envelope centre c (sites), its standard deviation
+        s > 0 (sites), the carrier frequency f (cycles per ring, any real), the phase φ and the amplitude
+        A; finite, broadcast against each other to a shape (...).
+
+    Returns
+    -------
+    (..., N) float64 array.
+
+    Raises
+    ------
+    ValueError
+        n < 4, width <= 0, or a non-finite parameter.
     """
-    N = _ring(N)
+    N = _ring(n)
     c, s, f, ph, a = (np.asarray(x, dtype=np.float64) for x in (center, width, frequency, phase, amplitude))
     for name, x in [("center", c), ("width", s), ("frequency", f), ("phase", ph), ("amplitude", a)]:
         if not np.all(np.isfinite(x)):
@@ -126,16 +143,35 @@ def periodic_gabor(
     return a[..., None] * np.sum(env * carrier, axis=-1)
 
 
-def wrapped_gaussian(N: int, center: Any, width: Any, amplitude: Any = 1.0) -> np.ndarray:
-    """The wrapped Gaussian bump: :func:`periodic_gabor` with frequency 0 and phase 0, shape (..., N)."""
-    return periodic_gabor(N, center, width, 0.0, 0.0, amplitude)
+def wrapped_gaussian(n: int, center: Any, width: Any, amplitude: Any = 1.0) -> np.ndarray:
+    """Evaluate the wrapped Gaussian bump: :func:`periodic_gabor` with frequency 0 and phase 0.
+
+    Parameters
+    ----------
+    n : number of sites N >= 4.
+    center, width, amplitude : as in :func:`periodic_gabor`.
+
+    Returns
+    -------
+    (..., N) float64 array.
+    """
+    return periodic_gabor(n, center, width, 0.0, 0.0, amplitude)
 
 
 def fit_sinusoid(w: Any) -> Fit:
-    r"""Best single sinusoid :math:`R\cos(2\pi kj/N+\varphi)`, integer k in [0, N/2], for fields (..., N).
+    r"""Fit the best single sinusoid :math:`R\cos(2\pi kj/N+\varphi)`, integer k in [0, N/2], to each field.
 
     Exact: the sinusoids of different k are orthogonal, so the best one keeps the DFT pair ±k with the
-    largest energy and the relative residual is 1 − (that energy)/‖w‖².
+    largest energy and the relative residual is 1 − (that energy)/‖w‖². (The continuous-frequency fit of
+    the Gaussian chapter is ``field_analysis.fit_continuous_sinusoid``.)
+
+    Parameters
+    ----------
+    w : (..., N) real fields, N >= 4, finite, none all-zero.
+
+    Returns
+    -------
+    :class:`Fit` with entries of shape (...): centre NaN, width inf, frequency k.
     """
     w = _fields("w", w)
     N = w.shape[-1]
@@ -180,9 +216,11 @@ def _projected(theta: np.ndarray, w: np.ndarray, gabor: bool) -> tuple[np.ndarra
 
 
 def _grid_start(w: np.ndarray, gabor: bool) -> np.ndarray:
-    """(F, 3) best (centre, width, frequency) on a grid, for fields w (F, N): templates at centres
-    0, ¼, ½, ¾ are correlated with every field at all integer shifts at once (FFT), the amplitude and
-    phase projected out with each template's 2 × 2 Gram matrix (shift invariant)."""
+    """Return the (F, 3) best (centre, width, frequency) on a grid, for fields w (F, N).
+
+    Templates at centres 0, ¼, ½, ¾ are correlated with every field at all integer shifts at once (FFT),
+    the amplitude and phase projected out with each template's 2 × 2 Gram matrix (shift invariant).
+    """
     F, N = w.shape
     widths = np.geomspace(0.5, N, 25)
     freqs = np.arange(0.0, N / 2 + 1e-9, 0.25) if gabor else np.zeros(1)
@@ -240,28 +278,56 @@ def _fit(w: Any, gabor: bool) -> Fit:
 
 
 def fit_bump(w: Any) -> Fit:
-    """Least-squares wrapped Gaussian bump (amplitude of either sign, centre, width in [0.5, N]) for
-    fields (..., N); a negative amplitude is reported as R > 0 with phase π."""
+    """Fit a least-squares wrapped Gaussian bump (amplitude of either sign, centre, width in [0.5, N]).
+
+    A negative amplitude is reported as R > 0 with phase π.
+
+    Parameters
+    ----------
+    w : (..., N) real fields, N >= 4, finite, none all-zero.
+
+    Returns
+    -------
+    :class:`Fit` with entries of shape (...): frequency 0.
+    """
     return _fit(w, gabor=False)
 
 
 def fit_gabor(w: Any) -> Fit:
-    """Least-squares periodic Gabor (:func:`periodic_gabor`; width in [0.5, N] sites, real frequency in
-    [0, N/2]) for fields (..., N). The grid start contains the sinusoids (width N, integer frequency; the
-    envelope is then constant to 1e-8) and the bumps (frequency 0), and the refined bump of :func:`fit_bump`
-    replaces the Gabor where it fits better, so the residual never exceeds the bump's and, up to the
-    optimiser's tolerance, the sinusoid's."""
+    """Fit a least-squares periodic Gabor (:func:`periodic_gabor`) to each field.
+
+    Width in [0.5, N] sites, real frequency in [0, N/2]. The grid start contains the sinusoids (width N,
+    integer frequency; the envelope is then constant to 1e-8) and the bumps (frequency 0), and the
+    refined bump of :func:`fit_bump` replaces the Gabor where it fits better, so the residual never
+    exceeds the bump's and, up to the optimiser's tolerance, the sinusoid's.
+
+    Parameters
+    ----------
+    w : (..., N) real fields, N >= 4, finite, none all-zero.
+
+    Returns
+    -------
+    :class:`Fit` with entries of shape (...).
+    """
     gabor, bump = _fit(w, gabor=True), _fit(w, gabor=False)
     better = bump.residual < gabor.residual
     return Fit(*(np.where(better, getattr(bump, n), getattr(gabor, n)) for n in Fit.leaf_fields))
 
 
 def analytic_signal(w: Any) -> np.ndarray:
-    r"""Discrete analytic signal of real fields (..., N), complex (..., N).
+    r"""Return the discrete analytic signal of real fields.
 
     DFT multiplied by 1 at k = 0 (and k = N/2 for even N), 2 for 0 < k < N/2, 0 for negative
     frequencies; its real part is w. A carrier :math:`e(j)\cos(2\pi kj/N)` with a smooth envelope becomes
     :math:`e(j)e^{2\pi ikj/N}`: the modulus is the envelope and the spectrum is one-sided.
+
+    Parameters
+    ----------
+    w : (..., N) real fields, N >= 2, finite, none all-zero.
+
+    Returns
+    -------
+    (..., N) complex128 array.
     """
     w = _fields("w", w, minimum=2)
     N = w.shape[-1]
@@ -274,11 +340,19 @@ def analytic_signal(w: Any) -> np.ndarray:
 
 
 def circular_moments(f: Any) -> tuple[np.ndarray, np.ndarray]:
-    r"""Position and frequency moments (τ, σ) of fields f (..., N), real or complex; each (...) complex.
+    r"""Return the position and frequency moments (τ, σ) of fields.
 
     :math:`\tau=\sum_j|f_j|^2e^{2\pi ij/N}/\lVert f\rVert^2`,
     :math:`\sigma=\sum_j\bar f_jf_{j+1}/\lVert f\rVert^2=\sum_k|\hat f_k|^2e^{2\pi ik/N}/\lVert\hat f\rVert^2`
     (indices mod N). Both lie in the closed unit disc.
+
+    Parameters
+    ----------
+    f : (..., N) real or complex fields, N >= 4, finite, none all-zero.
+
+    Returns
+    -------
+    (tau, sigma) : each (...) complex128.
     """
     arr = np.asarray(f)
     if np.iscomplexobj(arr):
@@ -298,13 +372,22 @@ def circular_moments(f: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def spreads(w: Any, analytic: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    r"""Breitenberger spreads of fields (..., N): position variance :math:`1/|\tau|^2-1` (rad²) and
-    frequency variance :math:`(N/2\pi)^2(1/|\sigma|^2-1)` ((cycles per ring)²), each (...).
+    r"""Return the Breitenberger spreads of fields: position and frequency variances.
 
-    ``analytic`` (default) measures the analytic signal of a real field; with ``analytic=False`` the
-    field itself (complex fields are always measured as given). A spread is ``inf`` where its moment
-    vanishes (:math:`|\tau|` or :math:`|\sigma|` ≤ 1e-12: the power is spread evenly round the ring) — a value,
-    not an error.
+    Position variance :math:`1/|\tau|^2-1` (rad²), frequency variance :math:`(N/2\pi)^2(1/|\sigma|^2-1)`
+    ((cycles per ring)²). ``analytic`` (default) measures the analytic signal of a real field; with
+    ``analytic=False`` the field itself (complex fields are always measured as given). A spread is
+    ``inf`` where its moment vanishes (:math:`|\tau|` or :math:`|\sigma|` ≤ 1e-12: the power is spread
+    evenly round the ring) — a value, not an error.
+
+    Parameters
+    ----------
+    w : (..., N) real or complex fields, N >= 4, finite, none all-zero.
+    analytic : measure the analytic signal of a real field (bool).
+
+    Returns
+    -------
+    (position variance, frequency variance) : each (...) float64.
     """
     if not isinstance(analytic, bool):
         raise TypeError(f"analytic must be a bool, got {analytic!r}")
@@ -323,11 +406,20 @@ def spreads(w: Any, analytic: bool = True) -> tuple[np.ndarray, np.ndarray]:
 
 
 def uncertainty_product(w: Any, analytic: bool = True) -> np.ndarray:
-    r"""The periodic uncertainty product :math:`U=\sqrt{V_\theta V_k}` of fields (..., N), shape (...).
+    r"""Return the periodic uncertainty product :math:`U=\sqrt{V_\theta V_k}` of fields.
 
     Scale invariant, invariant under cyclic shifts and under modulation by :math:`e^{2\pi ikj/N}`;
     :math:`U\ge` :func:`uncertainty_bound` (chapter theorem). ``inf`` where a spread is infinite (even
     if the other is 0: a delta measured with ``analytic=False``, whose frequency power is flat).
+
+    Parameters
+    ----------
+    w : (..., N) real or complex fields, as :func:`spreads`.
+    analytic : as :func:`spreads`.
+
+    Returns
+    -------
+    (...) float64 array.
     """
     vt, vk = spreads(w, analytic)
     infinite = np.isinf(vt) | np.isinf(vk)
@@ -335,22 +427,42 @@ def uncertainty_product(w: Any, analytic: bool = True) -> np.ndarray:
     return np.where(infinite, np.inf, np.sqrt(safe))
 
 
-def uncertainty_bound(N: Any) -> float:
-    r""":math:`\tfrac{N}{2\pi}\sin\tfrac{\pi}{N}`, the lower bound of :func:`uncertainty_product` on
-    :math:`\mathbb Z_N` (chapter theorem); it increases to ½ as N → ∞."""
-    N = _ring(N)
+def uncertainty_bound(n: Any) -> float:
+    r"""Return :math:`\tfrac{N}{2\pi}\sin\tfrac{\pi}{N}`, the lower bound of :func:`uncertainty_product`.
+
+    The bound holds on :math:`\mathbb Z_N` (chapter theorem); it increases to ½ as N → ∞.
+
+    Parameters
+    ----------
+    n : number of sites N >= 4 (int).
+
+    Returns
+    -------
+    float
+    """
+    N = _ring(n)
     return N / (2.0 * math.pi) * math.sin(math.pi / N)
 
 
-def gaussian_uncertainty(N: Any, width: Any) -> np.ndarray:
-    r"""Closed-form U of the sampled Gaussian :math:`e^{-(j-c)^2/(2a^2)}` of width a sites on
-    :math:`\mathbb Z_N`, shape of ``width``:
+def gaussian_uncertainty(n: Any, width: Any) -> np.ndarray:
+    r"""Return the closed-form U of the sampled Gaussian :math:`e^{-(j-c)^2/(2a^2)}` of width a sites.
+
+    On :math:`\mathbb Z_N`,
     :math:`U^2=(e^{u/2}-1)(e^{v/2}-1)/(uv)`, :math:`u=(2\pi a/N)^2`, :math:`v=1/a^2`
     (chapter Eq. (eq-gb-gauss); exact up to aliasing terms of order :math:`e^{-\pi^2a^2}` and
     :math:`e^{-N^2/(4a^2)}`, i.e. for 1 ≲ a ≲ N/8). Minimum :math:`\tfrac{N}{2\pi}(e^{\pi/N}-1)` at
     :math:`a^2=N/(2\pi)`.
+
+    Parameters
+    ----------
+    n : number of sites N >= 4.
+    width : widths a > 0 (sites), any shape.
+
+    Returns
+    -------
+    float64 array of the shape of ``width``.
     """
-    N = _ring(N)
+    N = _ring(n)
     a = np.asarray(width, dtype=np.float64)
     if not np.all(np.isfinite(a)) or np.any(a <= 0):
         raise ValueError(f"width must be finite and > 0 (sites), got {width}")
@@ -359,14 +471,21 @@ def gaussian_uncertainty(N: Any, width: Any) -> np.ndarray:
     return np.sqrt(np.expm1(u / 2.0) * np.expm1(vv / 2.0) / (u * vv))
 
 
-def lattice_minimum(N: Any) -> tuple[float, np.ndarray]:
-    r"""Minimum of :func:`uncertainty_product` (``analytic=False``) over real fields on :math:`\mathbb Z_N`.
+def lattice_minimum(n: Any) -> tuple[float, np.ndarray]:
+    r"""Minimise :func:`uncertainty_product` (``analytic=False``) over real fields on :math:`\mathbb Z_N`.
 
     BFGS on :math:`\log[(1-|\tau|^2)(1-|\sigma|^2)/(|\tau|^2|\sigma|^2)]` from the Gaussian of width
-    :math:`\sqrt{N/2\pi}` centred on site 0 (deterministic). Returns (U_min, the minimising field (N,)
-    with unit norm).
+    :math:`\sqrt{N/2\pi}` centred on site 0 (deterministic).
+
+    Parameters
+    ----------
+    n : number of sites N >= 4.
+
+    Returns
+    -------
+    (U_min, field) : the minimum (float) and the minimising field, (N,) with unit norm.
     """
-    N = _ring(N)
+    N = _ring(n)
 
     def objective(w):
         tau, sigma = circular_moments(w)

@@ -55,11 +55,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax.typing import ArrayLike
 
 from localization import validation as v
 from localization.data.base import DataModel
 from localization.data.task import LengthscaleTask, Task
-from localization.metrics import normalized_distance, peak_position, sample_excess_kurtosis
+from localization.field_analysis import peak_position
+from localization.metrics import normalized_distance, sample_excess_kurtosis
 from localization.pytree import pytree_dataclass, static_field
 from localization.theory.gates import Gating, HalfSpaceGates
 from localization.theory.gdln_moments import single_gate_second_moment
@@ -120,7 +122,7 @@ def _binomial_se(p: jax.Array, num: int) -> jax.Array:
 
 @jax.jit
 def _scan_checkpoints(x: jax.Array, w: jax.Array):
-    """x (M, N), w (C, U, N) -> agreement (C - 1, U), constant (U,), kurtosis (C, U)."""
+    """Map x (M, N), w (C, U, N) to agreement (C - 1, U), constant (U,), kurtosis (C, U)."""
     h0 = x @ w[0].T
     g0 = h0 > 0
 
@@ -142,8 +144,10 @@ def _sample_jit(key: Any, source: Any, num: int, n: int, dtype: Any) -> Any:
 
 
 def _sample(key: Any, source: Any, num: int, n: int, dtype: Any) -> Any:
-    """``source.sample(key, num, n, dtype)``, compiled as one program when ``source`` is a pytree task or
-    data model (its family parameters are traced, so e.g. every NLGP gain shares one compilation)."""
+    """Draw ``source.sample(key, num, n, dtype)``, compiled once per pytree task or data model class.
+
+    A pytree's family parameters are traced, so e.g. every NLGP gain shares one compilation.
+    """
     if isinstance(source, (LengthscaleTask, DataModel)):
         return _sample_jit(key, source, num=num, n=n, dtype=np.dtype(dtype))
     return source.sample(key, num, n, dtype)
@@ -160,9 +164,14 @@ def _run_weights(run: Any, checkpoint_axis: int | None) -> tuple[np.ndarray, int
     return run, -2 if checkpoint_axis is None else checkpoint_axis
 
 
-def gate_flips(key: Any, task: Task, run: Any, *, num: int, checkpoint_axis: int | None = None) -> GateFlips:
-    r"""Gate agreement :math:`p(t)`, :math:`p_\mathrm{unif}` and the preactivation's excess kurtosis
-    along a recorded ReLU training run, on ``num`` fresh inputs from ``task``.
+def gate_flips(
+    key: jax.Array, task: Task, run: Trajectory | ArrayLike, *, num: int, checkpoint_axis: int | None = None
+) -> GateFlips:
+    r"""Measure gate agreement and the preactivation's excess kurtosis along a recorded ReLU training run.
+
+    The agreement :math:`p(t)` between checkpoints, the fraction :math:`p_\mathrm{unif}` of inputs whose
+    gate never changes, and the excess kurtosis of :math:`\langle w(t), X\rangle`, on ``num`` fresh
+    inputs from ``task``.
 
     Every unit and checkpoint is evaluated on the same inputs (common random numbers), so
     differences between checkpoints are not sampling noise of the inputs. The units (seeds, hidden
@@ -256,7 +265,7 @@ class FrozenGateField(NamedTuple):
 
 @jax.jit
 def _drive_moments(x: jax.Array, w: jax.Array):
-    """x (M, N), w (U, N) -> mean (U, N) and covariance (U, N, N) of the summands 1(<w,x> > 0) x / 2."""
+    """Map x (M, N), w (U, N) to the mean (U, N) and covariance (U, N, N) of the summands 1(<w,x> > 0) x / 2."""
 
     def one(wu):
         s = 0.5 * (x @ wu > 0).astype(x.dtype)[:, None] * x  # (M, N), one unit at a time (memory)
@@ -267,9 +276,11 @@ def _drive_moments(x: jax.Array, w: jax.Array):
     return lax.map(one, w)
 
 
-def frozen_gate_field(key: Any, task: LengthscaleTask, weights: Any, *, num: int) -> FrozenGateField:
-    r"""OLS field of the one-gate GDLN whose gate is :math:`\mathbb 1(\langle w, x\rangle > 0)`, frozen
-    (module docstring): :math:`w_\mathrm{OLS} = A^{-1}b(w)`, :math:`A=\tfrac14(\Sigma_0+\Sigma_1)` exact.
+def frozen_gate_field(key: jax.Array, task: LengthscaleTask, weights: ArrayLike, *, num: int) -> FrozenGateField:
+    r"""Estimate the OLS field of the one-gate GDLN whose gate :math:`\mathbb 1(\langle w, x\rangle > 0)` is frozen.
+
+    (Module docstring.) :math:`w_\mathrm{OLS} = A^{-1}b(w)`, :math:`A=\tfrac14(\Sigma_0+\Sigma_1)` exact,
+    :math:`b` by Monte Carlo.
 
     All weight vectors share the same ``num`` class-1 inputs ``task.model1.sample(key, num, N)``
     (float64).
@@ -315,8 +326,9 @@ def frozen_gate_field(key: Any, task: LengthscaleTask, weights: Any, *, num: int
     )
 
 
-def aligned_distance(w: Any, reference: Any) -> np.ndarray:
-    r"""Shape distance between fields after aligning peak and sign:
+def aligned_distance(w: ArrayLike, reference: ArrayLike) -> np.ndarray:
+    r"""Return the shape distance between fields after aligning peak and sign.
+
     :math:`\lVert \hat u-\hat r\rVert_2` with :math:`\hat v=v/\lVert v\rVert_2`, where :math:`u` is
     ``w`` rotated on the ring so that its peak (:math:`\arg\max_i|w_i|`) sits at the peak of
     ``reference`` and multiplied by the sign that makes the two peak values agree in sign.
@@ -377,14 +389,28 @@ def _batch_sums(gating, x):
 
 
 def monte_carlo_moments(
-    key: Any, gating: Gating, task: LengthscaleTask, num: int, n: int, batch: int = 4096
+    key: jax.Array, gating: Gating, task: LengthscaleTask, num: int, n: int, batch: int = 4096
 ) -> MonteCarloMoments:
-    r"""Monte Carlo ``b`` and ``A`` for any gating, ``num`` samples per class, with standard errors.
+    r"""Estimate the GDLN moments ``b`` and ``A`` of any gating by Monte Carlo, with standard errors.
 
-    ``b_se`` and ``A_se`` are the standard errors of the stratified means (classes drawn
-    separately, ``num`` each): :math:`\tfrac12 s_1/\sqrt{num}` and
-    :math:`\tfrac12\sqrt{(s_0^2+s_1^2)/num}` entrywise, :math:`s_y` the sample standard deviation.
-    Samples are drawn ``batch`` at a time (memory :math:`O(\text{batch}\cdot PN + (PN)^2)`).
+    The moments are those of ``theory.gdln_moments`` (notes 001 Eqs. (49), (50), (53)). ``b_se`` and
+    ``A_se`` are the standard errors of the stratified means (classes drawn separately, ``num`` each):
+    :math:`\tfrac12 s_1/\sqrt{num}` and :math:`\tfrac12\sqrt{(s_0^2+s_1^2)/num}` entrywise, :math:`s_y`
+    the sample standard deviation. Samples are drawn ``batch`` at a time (memory
+    :math:`O(\text{batch}\cdot PN + (PN)^2)`).
+
+    Parameters
+    ----------
+    key : JAX PRNG key (class y draws from ``fold_in(key, y)``).
+    gating : a :class:`~localization.theory.gates.Gating` with ``num_dims == n``.
+    task : a :class:`~localization.data.LengthscaleTask`.
+    num : samples per class, >= 2.
+    n : input size N, >= 2.
+    batch : samples drawn at a time, >= 1.
+
+    Returns
+    -------
+    :class:`MonteCarloMoments`: ``b`` (P N,), ``A`` (P N, P N), gate-major blocks, float64.
     """
     if not isinstance(gating, Gating):
         raise TypeError(f"gating must satisfy theory.gates.Gating (num_gates, num_dims, __call__), got {gating!r}")
@@ -418,7 +444,7 @@ def monte_carlo_moments(
     return MonteCarloMoments(b, 0.5 * (A + A.T), 0.5 * np.sqrt(vb1 / num), 0.5 * np.sqrt((v0 + v1) / num), num)
 
 
-def random_half_space_gates(key: Any, num_dims: int, num_gates: int) -> HalfSpaceGates:
+def random_half_space_gates(key: jax.Array, num_dims: int, num_gates: int) -> HalfSpaceGates:
     """``num_gates`` independent half-space gates with normals uniform on the unit sphere of R^``num_dims``.
 
     Parameters

@@ -13,8 +13,6 @@ for :math:`n\le3` (:func:`localization.theory.hypercube.nlgp_limit_law`, Sheppar
 
 from __future__ import annotations
 
-from typing import Any
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -29,7 +27,7 @@ __all__ = ["FAMILIES", "nlgp_limit_law_mc", "sign_gaussian_ring_law", "task_laws
 FAMILIES = ("Ising", "NLGP")
 
 
-def _sign_counts(key: Any, xi: float, n: int, num: Any, min_n: int, max_n: int) -> tuple[np.ndarray, int, int]:
+def _sign_counts(key: jax.Array, xi: float, n: int, num: int, min_n: int, max_n: int) -> tuple[np.ndarray, int, int]:
     """(2^n,) counts of the vertex sign(Z) over ``num`` draws, the number of draws and n."""
     n = v.integer("n", n, min_n)
     if n > max_n:
@@ -41,7 +39,7 @@ def _sign_counts(key: Any, xi: float, n: int, num: Any, min_n: int, max_n: int) 
     return np.bincount(index, minlength=2**n).astype(np.float64), num, n
 
 
-def nlgp_limit_law_mc(key: Any, xi: float, n: int, num: int = 1_000_000) -> tuple[np.ndarray, np.ndarray]:
+def nlgp_limit_law_mc(key: jax.Array, xi: float, n: int, num: int = 1_000_000) -> tuple[np.ndarray, np.ndarray]:
     """Monte Carlo law of sign(Z), Z ~ N(0, C(xi)) on the ring of n <= 6 sites.
 
     Parameters
@@ -61,7 +59,7 @@ def nlgp_limit_law_mc(key: Any, xi: float, n: int, num: int = 1_000_000) -> tupl
     return prob, np.sqrt(prob * (1 - prob) / num)
 
 
-def sign_gaussian_ring_law(key: Any, xi: float, n: int, num: int = 2_000_000) -> np.ndarray:
+def sign_gaussian_ring_law(key: jax.Array, xi: float, n: int, num: int = 2_000_000) -> np.ndarray:
     r"""Monte Carlo law of :math:`\operatorname{sign}Z`, :math:`Z\sim\mathcal N(0,C(\xi))`, symmetrised.
 
     The frequencies on a ring of ``n`` <= 16 sites (the NLGP of ``data.spectral`` at :math:`g\to\infty`)
@@ -96,7 +94,7 @@ def task_laws(
     key: jax.Array | None = None,
     num: int = 2_000_000,
 ) -> hypercube_flow.HypercubeTask:
-    r"""The hypercube counterpart of ``data.family_task(family, param, xi)`` on a ring of ``n`` sites.
+    r"""Build the hypercube counterpart of ``data.family_task(family, param, xi)`` on a ring of ``n`` sites.
 
     Parameters
     ----------

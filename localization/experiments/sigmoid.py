@@ -14,21 +14,21 @@ standard error:
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.special
-from numpy.typing import ArrayLike
+from jax.typing import ArrayLike
 
 from localization import validation as v
+from localization.data.task import LengthscaleTask
 from localization.theory.sigmoid import DEFAULT_C
 
 __all__ = ["monte_carlo_bias_drift", "monte_carlo_spread", "monte_carlo_start_loss"]
 
 
-def _class_samples(key: Any, task: Any, num: int, n: int) -> tuple[jax.Array, jax.Array]:
+def _class_samples(key: jax.Array, task: LengthscaleTask, num: int, n: int) -> tuple[jax.Array, jax.Array]:
     if not (hasattr(task, "model0") and hasattr(task, "model1")):
         raise TypeError(f"task must be a LengthscaleTask (e.g. data.family_task('NLGP', 1.0)), got {task!r}")
     num = v.integer("num", num, minimum=4)
@@ -38,12 +38,25 @@ def _class_samples(key: Any, task: Any, num: int, n: int) -> tuple[jax.Array, ja
     return x0, x1
 
 
-def monte_carlo_bias_drift(key: Any, task: Any, w: ArrayLike, b: float, *, num: int = 100_000) -> tuple[float, float]:
-    r"""(estimate, standard error) of the single-neuron bias flow :func:`bias_drift` (labels ±1) by sampling.
+def monte_carlo_bias_drift(
+    key: jax.Array, task: LengthscaleTask, w: ArrayLike, b: float, *, num: int = 100_000
+) -> tuple[float, float]:
+    r"""Estimate the single-neuron bias flow ``theory.sigmoid.bias_drift`` (labels ±1) by sampling.
 
-    ``task``: a :class:`~localization.data.task.LengthscaleTask` (class 1 = label +1); ``w`` (N,);
-    ``num`` samples per class. The estimator is the class-balanced average of
-    :math:`(y-\sigma(h+b))\sigma'(h+b)`.
+    The estimator is the class-balanced average of :math:`(y-\sigma(h+b))\sigma'(h+b)`, :math:`h=\langle
+    w,x\rangle`, :math:`\sigma=\operatorname{erf}(\cdot/\sqrt2)` (notes 001 Eq. (42)).
+
+    Parameters
+    ----------
+    key : JAX PRNG key of the samples.
+    task : a :class:`~localization.data.task.LengthscaleTask` (class 1 = label +1).
+    w : (N,) weights, N >= 2, finite.
+    b : the bias, finite.
+    num : samples per class, >= 4.
+
+    Returns
+    -------
+    (estimate, standard error) : floats.
     """
     w = np.asarray(v.finite_real_array("w", w))
     if w.ndim != 1 or w.size < 2:
@@ -59,12 +72,24 @@ def monte_carlo_bias_drift(key: Any, task: Any, w: ArrayLike, b: float, *, num: 
     return float(term.mean()), float(term.std(ddof=1) / math.sqrt(term.size))
 
 
-def monte_carlo_spread(key: Any, task: Any, W: ArrayLike, *, num: int = 100_000) -> tuple[np.ndarray, np.ndarray]:
-    r"""(estimates (M,), standard errors (M,)) of the spread probability for each row of ``W`` (M, N).
+def monte_carlo_spread(
+    key: jax.Array, task: LengthscaleTask, W: ArrayLike, *, num: int = 100_000
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Estimate the spread probability of each row of ``W`` by sampling.
 
-    The probability is :math:`P(|\langle w,X_1\rangle|>|\langle w,X_0\rangle|)` (notes 004 Eq. (9)).
+    The probability is :math:`P(|\langle w,X_1\rangle|>|\langle w,X_0\rangle|)` (notes 004 Eq. (9)); one pair
+    of independent class samples per draw, ``num`` draws, shared by all rows.
 
-    One pair of independent class samples per draw, ``num`` draws, shared by all rows.
+    Parameters
+    ----------
+    key : JAX PRNG key of the samples.
+    task : a :class:`~localization.data.task.LengthscaleTask`.
+    W : (M, N) weights, N >= 2, finite.
+    num : draws, >= 4.
+
+    Returns
+    -------
+    (estimates, standard errors) : each (M,) float64.
     """
     W = np.asarray(v.finite_real_array("W", W))
     if W.ndim != 2 or W.shape[1] < 2:
@@ -76,11 +101,21 @@ def monte_carlo_spread(key: Any, task: Any, W: ArrayLike, *, num: int = 100_000)
 
 
 def monte_carlo_start_loss(
-    key: Any, task: Any, w: ArrayLike, activation: str, *, num: int = 100_000
+    key: jax.Array, task: LengthscaleTask, w: ArrayLike, activation: str, *, num: int = 100_000
 ) -> tuple[float, float]:
-    r"""(estimate, standard error) of :math:`4\mathcal L` of one neuron at :math:`b=0` (notes 004 Eqs. (19), (26)).
+    r"""Estimate :math:`4\mathcal L` of one neuron at :math:`b=0` by sampling (notes 004 Eqs. (19), (26)).
 
-    ``activation``: ``"erf"`` (σ = erf(·/√2), labels ±1) or ``"relu"`` (labels 0/1).
+    Parameters
+    ----------
+    key : JAX PRNG key of the samples.
+    task : a :class:`~localization.data.task.LengthscaleTask`.
+    w : (N,) weights, N >= 2, finite.
+    activation : ``"erf"`` (σ = erf(·/√2), labels ±1) or ``"relu"`` (labels 0/1).
+    num : samples per class, >= 4.
+
+    Returns
+    -------
+    (estimate, standard error) : floats.
     """
     if activation not in ("erf", "relu"):
         raise ValueError(f"activation must be 'erf' or 'relu', got {activation!r}")
