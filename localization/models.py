@@ -90,7 +90,18 @@ class Params(NamedTuple):
 
 
 def activation_fn(activation: str) -> Callable[[jax.Array], jax.Array]:
-    """Return the pointwise nonlinearity named ``activation`` ("relu", "sigmoid" or "erf")."""
+    """Return the pointwise nonlinearity named ``activation`` ("relu", "sigmoid" or "erf").
+
+    Parameters
+    ----------
+    activation : str
+        One of :data:`ACTIVATIONS`; "erf" is erf(·/√2).
+
+    Returns
+    -------
+    Callable[[jax.Array], jax.Array]
+        The elementwise function.
+    """
     if not isinstance(activation, str):
         raise TypeError(f"activation must be a string, one of {ACTIVATIONS}, got {activation!r}")
     if activation == "relu":
@@ -202,8 +213,22 @@ def two_layer(params: Params, x: ArrayLike, activation: str = "relu") -> jax.Arr
 def predict(model: str, params: ArrayLike | Params, x: ArrayLike, activation: str = "relu") -> jax.Array:
     """Return the (num,) predictions of ``model`` for inputs ``x`` (num, N).
 
-    ``model`` is "neuron" (params = (N,) array), "committee" (Params or (K, N) array) or "two_layer"
-    (Params).
+    Parameters
+    ----------
+    model : str
+        "neuron", "committee" or "two_layer" (:data:`MODELS`).
+    params : ArrayLike or Params
+        (N,) array for the neuron; :class:`Params` or a (K, N) array for the committee; :class:`Params`
+        for the two-layer network.
+    x : ArrayLike
+        (num, N) inputs.
+    activation : str
+        One of :data:`ACTIVATIONS` ("relu" for the neuron).
+
+    Returns
+    -------
+    jax.Array
+        (num,) predictions.
     """
     if model == "neuron":
         if activation != "relu":
@@ -290,6 +315,32 @@ def init_params(
     ``n`` is the input size as everywhere in the library: an int (a ring of N = n sites) or a grid
     shape such as ``(30, 30)``; the weights are then over the flattened grid, (K, N) with
     N = prod(n) in row-major order, the layout of the data models' samples — train them with the same ``n``.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    K : int
+        Number of hidden units, >= 1.
+    n : int or tuple[int, ...]
+        Input size; N = prod(n).
+    init_scale : float
+        Variance multiplier, > 0.
+    model : str
+        "committee" or "two_layer".
+    bias : bool
+        Whether to include the biases b (and c).
+    readout_mean : float
+        Mean of the two-layer readout ``a``.
+    num : int or None
+        Number of independent initialisations (a leading axis), or None.
+    dtype : DTypeLike
+        Floating dtype.
+
+    Returns
+    -------
+    Params
+        ``w`` ([num,] K, N) and, as asked, ``b`` ([num,] K), ``a`` ([num,] K), ``c`` ([num]).
     """
     key = v.key("key", key)
     K = v.integer("K", K, 1)
@@ -351,11 +402,25 @@ def flatten_initialisations(
 ) -> tuple[Any, tuple[int, ...], int]:
     """Validate initial parameters ``w0`` of ``model`` and merge their leading axes.
 
-    ``w0``: (..., N) array for the neuron; (..., K, N) array or :class:`Params` for the committee;
-    :class:`Params` (w, a, optional b, c) for the two-layer network. The leading axes ``...`` index
-    independent initialisations. Returns ``(params, lead, N_w)``: the parameters as NumPy arrays of
-    ``dtype`` with the leading axes merged into one axis of length I = prod(lead) (tracers stay
-    traced), the leading shape, and the input size (last axis of w).
+    Parameters
+    ----------
+    w0 : ArrayLike or Params
+        (..., N) array for the neuron; (..., K, N) array or :class:`Params` for the committee;
+        :class:`Params` (w, a, optional b, c) for the two-layer network. The leading axes ``...``
+        index independent initialisations.
+    model : str
+        One of :data:`MODELS`.
+    dtype : DTypeLike
+        Floating dtype of the result.
+    n : int or tuple[int, ...] or None
+        If given, the input size the last axis of w must match (N = prod(n)).
+
+    Returns
+    -------
+    tuple
+        ``(params, lead, N_w)``: the parameters as NumPy arrays of ``dtype`` with the leading axes
+        merged into one axis of length I = prod(lead) (tracers stay traced), the leading shape, and
+        the input size (last axis of w).
     """
     if model == "neuron":
         if isinstance(w0, Params):

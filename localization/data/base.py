@@ -90,11 +90,27 @@ class DataModel(abc.ABC):
     def sample(
         self, key: jax.Array, num: int, n: int | tuple[int, ...], dtype: DTypeLike = jnp.float64, method: str = "auto"
     ) -> jax.Array:
-        """Draw ``num`` samples of the model on input size ``n``: array (num, prod(n)) of ``dtype``.
+        """Draw ``num`` samples of the model on input size ``n``.
 
-        ``method``: ``"auto"``, ``"dense"`` or ``"fft"``, the map of the spectral samplers to the
-        sites (:func:`localization.data.spectral.to_sites`; default ``"auto"``). Models without a
-        latent spectral Gaussian ignore it.
+        Parameters
+        ----------
+        key : jax.Array
+            A JAX PRNG key.
+        num : int
+            Number of samples, >= 1.
+        n : int or tuple[int, ...]
+            Input size: a ring of n sites or a periodic grid shape; N = prod(n).
+        dtype : DTypeLike
+            Floating dtype of the samples (float64 needs ``localization.enable_float64()``).
+        method : str
+            ``"auto"``, ``"dense"`` or ``"fft"``, the map of the spectral samplers to the sites
+            (:func:`localization.data.spectral.to_sites`; default ``"auto"``). Models without a latent
+            spectral Gaussian ignore it.
+
+        Returns
+        -------
+        jax.Array
+            (num, N) samples of ``dtype``, flattened in row-major order on grids.
         """
         key, num, shape, dtype = sample_arguments(key, num, n, dtype)
         method = spectral.check_method("method", method)
@@ -102,7 +118,18 @@ class DataModel(abc.ABC):
         return self._sample(key, num, shape, dtype, method)
 
     def covariance(self, n: int | tuple[int, ...]) -> np.ndarray:
-        """Exact (N, N) float64 covariance of X."""
+        """Return the exact covariance of X on input size ``n``.
+
+        Parameters
+        ----------
+        n : int or tuple[int, ...]
+            Input size; N = prod(n).
+
+        Returns
+        -------
+        np.ndarray
+            (N, N) float64.
+        """
         shape = v.shape("n", n)
         self.check_shape(shape)
         return self._covariance(shape)
@@ -112,13 +139,13 @@ class DataModel(abc.ABC):
 
     @property
     def lengthscale(self) -> Any:
-        """The value of the field ``lengthscale_name`` (larger: longer correlations)."""
+        """Return the value of the field ``lengthscale_name`` (larger: longer correlations)."""
         return getattr(self, self.lengthscale_name)
 
     @property
     @abc.abstractmethod
     def marginal(self) -> Marginal:
-        """The law of one coordinate (exact statistics)."""
+        """Return the law of one coordinate (exact statistics)."""
 
     @property
     def name(self) -> str:

@@ -228,25 +228,60 @@ def min_distance_kernel(xi: float, shape: tuple[int, ...]) -> np.ndarray:
 # the public, validated API
 # --------------------------------------------------------------------------------------------
 def covariance(xi: float, n: int | tuple[int, ...]) -> np.ndarray:
-    """(N, N) float64 covariance of the underlying Gaussian (unit diagonal, PSD for every xi > 0).
+    """Return the (N, N) float64 covariance of the underlying Gaussian (unit diagonal, PSD for every xi > 0).
 
     Periodised kernel k(d) = sum_m exp(-(d + mL)^2/xi^2) / sum_m exp(-(mL)^2/xi^2) (circulant;
     Kronecker product over axes for a grid). Replaces the paper's wrapped kernel of Section 2.3,
     which is not PSD for xi comparable to L.
+
+    Parameters
+    ----------
+    xi : float
+        Length-scale, > 0.
+    n : int or tuple[int, ...]
+        Input size (a ring, or a periodic grid shape); N = prod(n).
+
+    Returns
+    -------
+    np.ndarray
+        (N, N) float64.
     """
     return covariance_matrix(v.positive("xi", xi), v.shape("n", n))
 
 
 def covariance_sqrt(xi: float, n: int | tuple[int, ...]) -> np.ndarray:
-    """(N, N) float64 symmetric square root R of ``covariance(xi, n)`` (R @ R = C; eigenvalues clipped at 0)."""
+    """Return the (N, N) float64 symmetric square root R of ``covariance(xi, n)`` (R @ R = C; eigenvalues clipped at 0).
+
+    Parameters
+    ----------
+    xi : float
+        Length-scale, > 0.
+    n : int or tuple[int, ...]
+        Input size (a ring, or a periodic grid shape); N = prod(n).
+
+    Returns
+    -------
+    np.ndarray
+        (N, N) float64.
+    """
     return sqrt_matrix(v.positive("xi", xi), v.shape("n", n))
 
 
 def fourier_basis(n: int | tuple[int, ...]) -> np.ndarray:
     """Return the (N, N) float64 orthonormal real Fourier basis Q that diagonalises every covariance here.
 
-    Columns: the constant, cosine/sine pairs, the alternating column; Kronecker product over axes
+    Columns: the constant, cosine/sine pairs, the alternating column (Kronecker product over axes
     for a grid): ``covariance(xi, n) == Q @ diag(spectral_amplitudes(xi, n)**2) @ Q.T``.
+
+    Parameters
+    ----------
+    n : int or tuple[int, ...]
+        Input size; N = prod(n).
+
+    Returns
+    -------
+    np.ndarray
+        (N, N) float64 orthonormal Q.
     """
     return fourier_matrix(v.shape("n", n))
 
@@ -256,12 +291,37 @@ def spectral_amplitudes(xi: float, n: int | tuple[int, ...]) -> np.ndarray:
 
     The samplers draw the latent Gaussian as
     ``(G * a) @ fourier_basis(n).T`` with G iid N(0, 1), whose covariance is ``covariance(xi, n)``.
+
+    Parameters
+    ----------
+    xi : float
+        Length-scale, > 0.
+    n : int or tuple[int, ...]
+        Input size (a ring, or a periodic grid shape); N = prod(n).
+
+    Returns
+    -------
+    np.ndarray
+        (N,) float64 amplitudes, ordered as the columns of :func:`fourier_basis`.
     """
     return np.array(grid_amplitudes(v.positive("xi", xi), v.shape("n", n)))
 
 
 def min_distance_covariance(xi: float, n: int | tuple[int, ...]) -> np.ndarray:
-    """Return the paper's wrapped kernel ``exp(-d**2 / xi**2)``, ``d = min(|i-j|, L-|i-j|)``; NOT PSD in general."""
+    """Return the paper's wrapped kernel ``exp(-d**2 / xi**2)``, ``d = min(|i-j|, L-|i-j|)``; NOT PSD in general.
+
+    Parameters
+    ----------
+    xi : float
+        Length-scale, > 0.
+    n : int or tuple[int, ...]
+        Input size (a ring, or a periodic grid shape); N = prod(n).
+
+    Returns
+    -------
+    np.ndarray
+        (N, N) float64.
+    """
     return min_distance_kernel(v.positive("xi", xi), v.shape("n", n))
 
 

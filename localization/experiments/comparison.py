@@ -118,7 +118,7 @@ def compare_flow_and_sgd(
     checkpoints: int | Sequence[int] = 101,
     n: int | None = None,
     taylor: bool = True,
-    dtype: DTypeLike = None,
+    dtype: DTypeLike | None = None,
     balanced: bool = False,
     table: int | None = 4097,
 ) -> Comparison:
@@ -187,6 +187,30 @@ def flow_sweep(
     across tasks (same shapes). Returns a ``Trajectory`` with weights (P, ..., C, n), P =
     ``len(tasks)``; ``taylor=True`` uses the cubic-Taylor φ instead. ``table`` as in
     :func:`compare_flow_and_sgd`.
+
+    Parameters
+    ----------
+    tasks : Sequence
+        The P tasks of the sweep (e.g. ``data.LengthscaleTask`` at a grid of gains).
+    w0 : ArrayLike
+        (..., n) initial weights, shared by every task.
+    lr : float
+        Step size (the SGD learning rate).
+    steps : int
+        Number of steps.
+    checkpoints : int or Sequence[int]
+        As in ``localization.train``.
+    n : int or None
+        Input size (default: the last axis of ``w0``).
+    taylor : bool
+        Use the cubic-Taylor φ.
+    table : int or None
+        As in :func:`compare_flow_and_sgd`.
+
+    Returns
+    -------
+    Trajectory
+        Weights (P, ..., C, n).
     """
     tasks = _check_tasks(tasks)
     if not isinstance(taylor, bool):
@@ -220,16 +244,42 @@ def comparison_sweep(
     steps: int,
     checkpoints: int | Sequence[int] = 101,
     n: int | None = None,
-    dtype: DTypeLike = None,
+    dtype: DTypeLike | None = None,
     balanced: bool = False,
     table: int | None = 4097,
 ) -> Comparison:
-    """:func:`compare_flow_and_sgd` (exact φ, no Taylor flow) for every task of a parameter sweep.
+    """Run :func:`compare_flow_and_sgd` (exact φ, no Taylor flow) for every task of a parameter sweep.
 
     SGD is one ``train.train_sweep`` call (vmap over the tasks, the same initialisations and data
     stream for every task); the flows are :func:`flow_sweep`. Costs one compilation of each, instead
     of one SGD run per task. Returns a :class:`Comparison` whose ``sgd`` and ``flow`` weights are
     (P, ..., C, n), ``taylor`` None, and ``cov0``, ``cov1`` (P, n, n), P = ``len(tasks)``.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key (initialisations are ``w0``; the key drives the data stream).
+    tasks : Sequence
+        The P tasks of the sweep.
+    w0 : ArrayLike
+        (..., n) initial weights, shared by every task.
+    lr, batch, steps : float, int, int
+        SGD learning rate, batch size and number of steps.
+    checkpoints : int or Sequence[int]
+        As in ``localization.train``.
+    n : int or None
+        Input size (default: the last axis of ``w0``).
+    dtype : DTypeLike or None
+        SGD's dtype (``None``: ``train``'s default).
+    balanced : bool
+        Draw balanced batches.
+    table : int or None
+        As in :func:`compare_flow_and_sgd`.
+
+    Returns
+    -------
+    Comparison
+        ``sgd`` and ``flow`` (P, ..., C, n), ``cov0``, ``cov1`` (P, n, n).
     """
     tasks = _check_tasks(tasks)
     w0, n = _check_w0(w0, n)
@@ -261,7 +311,7 @@ class MonteCarloDrift(NamedTuple):
 
 
 def monte_carlo_drift(
-    key: jax.Array, task: Any, w: ArrayLike, *, num: int, chunks: int = 16, n: int | None = None
+    key: jax.Array, task: Task, w: ArrayLike, *, num: int, chunks: int = 16, n: int | None = None
 ) -> MonteCarloDrift:
     r"""Estimate :math:`-\nabla\mathcal L(w)` — the drift of SGD per unit time — from ``num`` examples.
 
@@ -270,7 +320,27 @@ def monte_carlo_drift(
     each batch the gradient of the batch loss (as ``train.mse``: paper Eq. (9), no ½) is taken by
     autodiff — exactly the gradient an SGD step with that batch uses — and the chunk gradients are
     averaged. The standard error of each entry is
-    the spread over chunks divided by :math:`\sqrt{\text{chunks}}`. ``w`` has shape ``(n,)``.
+    the spread over chunks divided by :math:`\sqrt{\text{chunks}}`.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    task : Task
+        The task to sample.
+    w : ArrayLike
+        (n,) weights.
+    num : int
+        Number of examples, >= 2 ``chunks``.
+    chunks : int
+        Number of independent batches, >= 2.
+    n : int or None
+        Input size (default: the length of ``w``).
+
+    Returns
+    -------
+    MonteCarloDrift
+        ``mean`` and ``stderr`` (n,) float64 and the number of examples used.
     """
     key = v.key("key", key)
     num = v.integer("num", num, minimum=4)

@@ -92,10 +92,20 @@ class PytreeAmplifier(Protocol):
 
 
 def alg_inv(a: ArrayLike) -> jax.Array:
-    r"""Inverse algebraic sigmoid :math:`\mathrm{alg}^{-1}(a)=a/\sqrt{1-a^2}` (paper, below Eq. (6)).
+    r"""Return the inverse algebraic sigmoid :math:`\mathrm{alg}^{-1}(a)=a/\sqrt{1-a^2}` (paper, below Eq. (6)).
 
     Computed as ``a / sqrt((1-a)(1+a))`` (no cancellation near :math:`|a|=1`). Returns ±inf at
     :math:`a=\pm1` and NaN for :math:`|a|>1`. Vectorised, jit-safe, no validation.
+
+    Parameters
+    ----------
+    a : ArrayLike
+        Points, any shape.
+
+    Returns
+    -------
+    jax.Array
+        float64, the shape of ``a``.
     """
     a = jnp.asarray(a, dtype=jnp.float64)
     return a / jnp.sqrt((1.0 - a) * (1.0 + a))
@@ -313,6 +323,16 @@ def amplifier_derivatives_at_zero(marginal: Marginal) -> AmplifierDerivatives:
 
     When :math:`\mathbb E[X^4]=\infty` (e.g. Kur(k) with k ≤ 4) the third derivative at 0 does not
     exist as a finite number (:math:`\varphi''(a)/a\to-\infty`); ``third`` is then ``-inf``.
+
+    Parameters
+    ----------
+    marginal : Marginal
+        A ``localization.data`` marginal.
+
+    Returns
+    -------
+    AmplifierDerivatives
+        ``first`` = φ'(0) and ``third`` = φ'''(0) (``-inf`` when E[X^4] diverges).
     """
     _check_marginal(marginal)
     var = float(marginal.variance)
@@ -344,10 +364,20 @@ class CubicTaylor:
 
 
 def amplifier_taylor(marginal: Marginal) -> CubicTaylor:
-    r"""Cubic Taylor approximation of φ about 0 (paper §3.2, App. B.1; coefficients corrected).
+    r"""Return the cubic Taylor approximation of φ about 0 (paper §3.2, App. B.1; coefficients corrected).
 
     Raises ``ValueError`` (naming ``marginal``) when the fourth moment of the marginal diverges, since
     then φ'''(0) is not finite and no cubic Taylor polynomial exists.
+
+    Parameters
+    ----------
+    marginal : Marginal
+        A ``localization.data`` marginal with a finite fourth moment.
+
+    Returns
+    -------
+    CubicTaylor
+        φ'(0) a + φ'''(0) a³/6 (:func:`amplifier_derivatives_at_zero`).
     """
     d = amplifier_derivatives_at_zero(marginal)
     if not math.isfinite(d.third):
@@ -388,7 +418,7 @@ def _evaluate_core(phi, a):
 
 
 def evaluate_amplifier(phi: PytreeAmplifier | Callable, a: ArrayLike) -> np.ndarray:
-    r"""φ(a) at concrete points ``a`` (any shape, finite, in [-1, 1]; checked) → float64 NumPy array.
+    r"""Return φ(a) at concrete points ``a`` (any shape, finite, in [-1, 1]; checked) as float64 NumPy.
 
     The same values as ``phi(a)``, computed in one compiled call. Calling a quadrature amplifier
     eagerly runs a chain of array operations that JAX compiles one by one for every new shape (the
@@ -397,6 +427,18 @@ def evaluate_amplifier(phi: PytreeAmplifier | Callable, a: ArrayLike) -> np.ndar
     ``TabulatedAmplifier``) goes through one ``jit``-compiled evaluation, compiled once per
     amplifier kind, shape of ``a`` and quadrature size (rules padded to a multiple of 1024 nodes with
     zero-weight nodes, which is exact); other callables are called directly.
+
+    Parameters
+    ----------
+    phi : PytreeAmplifier or Callable
+        The amplifier.
+    a : ArrayLike
+        Points in [-1, 1], any shape.
+
+    Returns
+    -------
+    np.ndarray
+        φ(a), float64, the shape of ``a``.
     """
     if not callable(phi):
         raise TypeError(f"phi must be callable, got {type(phi).__name__}")

@@ -67,6 +67,7 @@ __all__ = [
     "fixed_point",
 ]
 
+
 @pytree_dataclass(eq=False)
 class HypercubeTask:
     """Two class laws on {-1, +1}^n with balanced labels: ``p0`` (label 0), ``p1`` (label 1).

@@ -36,10 +36,19 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
 def linear_deviation(phi: Callable, a: ArrayLike) -> np.ndarray:
-    r""":math:`\varphi(a)-\sqrt{2/\pi}\,a`: positive = super-linear, negative = sub-linear (paper §3.2).
+    r"""Return :math:`\varphi(a)-\sqrt{2/\pi}\,a`: positive = super-linear, negative = sub-linear (paper §3.2).
 
-    ``phi`` a vectorised callable on [-1, 1] (e.g. ``theory.amplifier_of(marginal)``); ``a`` any shape in
-    [-1, 1] (checked) → same shape.
+    Parameters
+    ----------
+    phi : Callable
+        A vectorised callable on [-1, 1] (e.g. ``theory.amplifier_of(marginal)``).
+    a : ArrayLike
+        Points in [-1, 1] (checked), any shape.
+
+    Returns
+    -------
+    np.ndarray
+        float64, the shape of ``a`` (at least 1-D).
     """
     if not callable(phi):
         raise TypeError(f"phi must be callable, got {type(phi).__name__}")
@@ -55,9 +64,22 @@ def linear_crossings(phi: Callable, num: int = 2001, tol: float = 1e-12) -> np.n
     They are the sign changes of :func:`linear_deviation`.
 
     The deviation is evaluated on ``num`` equally spaced points of :math:`(0,1)` (endpoints excluded);
-    each sign change is refined by bisection (``brentq``, absolute tolerance ``tol``). Returns a sorted
-    1-D NumPy array (empty if φ − linear keeps one sign on the grid). Since φ is odd, crossings in
-    :math:`(-1,0)` are the negatives of these.
+    each sign change is refined by bisection (``brentq``, absolute tolerance ``tol``). Since φ is odd,
+    crossings in :math:`(-1,0)` are the negatives of these.
+
+    Parameters
+    ----------
+    phi : Callable
+        A vectorised callable on [-1, 1].
+    num : int
+        Grid points, >= 3.
+    tol : float
+        Absolute tolerance of each root, > 0.
+
+    Returns
+    -------
+    np.ndarray
+        Sorted 1-D float64 crossings (empty if φ − linear keeps one sign on the grid).
     """
     if not callable(phi):
         raise TypeError(f"phi must be callable, got {type(phi).__name__}")
@@ -81,13 +103,31 @@ def family_root(
     target: float = 0.0,
     tol: float = 1e-12,
 ) -> float:
-    r"""Parameter value p in ``bracket`` where ``statistic(make_marginal(p)) == target`` (Brent's method).
+    r"""Return the parameter value p in ``bracket`` where ``statistic(make_marginal(p)) == target`` (Brent's method).
 
     Example: the k of Kur(k) with zero excess kurtosis is
     ``family_root(lambda k: data.Kur(1.0, k).marginal, lambda m: m.excess_kurtosis, (5, 7))``.
     ``statistic(...) - target`` must change sign over the bracket (``ValueError`` otherwise). The
     statistic is a function of p evaluated wherever Brent's method asks; for a level crossed by
     sampled values on a fixed grid use :func:`localization.metrics.first_crossing`.
+
+    Parameters
+    ----------
+    make_marginal : Callable
+        p -> a marginal (or any object ``statistic`` takes).
+    statistic : Callable
+        marginal -> float.
+    bracket : tuple[float, float]
+        ``(low, high)`` with low < high.
+    target : float
+        The level to reach.
+    tol : float
+        Absolute tolerance in p, > 0.
+
+    Returns
+    -------
+    float
+        The root p.
     """
     if not callable(make_marginal):
         raise TypeError(f"make_marginal must be callable, got {type(make_marginal).__name__}")

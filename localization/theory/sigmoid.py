@@ -85,11 +85,23 @@ def _gain(c: Any) -> float:
 
 
 def mean_slope(s2: ArrayLike, b: ArrayLike, c: float = DEFAULT_C) -> np.ndarray:
-    r""":math:`A(s^2,b)=\mathbb E\,\sigma'(Z+b)`, :math:`Z\sim\mathcal N(0,s^2)`.
+    r"""Return :math:`A(s^2,b)=\mathbb E\,\sigma'(Z+b)`, :math:`Z\sim\mathcal N(0,s^2)`.
 
     Here :math:`\sigma=\operatorname{erf}(c\,\cdot)`.
 
-    Broadcasts ``s2`` (variances, >= 0) against ``b`` (finite); float64 array of the broadcast shape.
+    Parameters
+    ----------
+    s2 : ArrayLike
+        Variances :math:`s^2` >= 0.
+    b : ArrayLike
+        Biases (finite); broadcast against ``s2``.
+    c : float
+        Gain of the erf, > 0.
+
+    Returns
+    -------
+    np.ndarray
+        float64, the broadcast shape.
     """
     s2, b, c = _var("s2", s2), v.finite_real_array("b", b), _gain(c)
     d = 1.0 + 2.0 * c * c * s2
@@ -97,19 +109,45 @@ def mean_slope(s2: ArrayLike, b: ArrayLike, c: float = DEFAULT_C) -> np.ndarray:
 
 
 def mean_output_slope(s2: ArrayLike, b: ArrayLike, c: float = DEFAULT_C) -> np.ndarray:
-    r""":math:`B(s^2,b)=\mathbb E\,\sigma(Z+b)\sigma'(Z+b)`, :math:`Z\sim\mathcal N(0,s^2)` (odd in ``b``)."""
+    r"""Return :math:`B(s^2,b)=\mathbb E\,\sigma(Z+b)\sigma'(Z+b)`, :math:`Z\sim\mathcal N(0,s^2)` (odd in ``b``).
+
+    Parameters
+    ----------
+    s2 : ArrayLike
+        Variances :math:`s^2` >= 0.
+    b : ArrayLike
+        Biases (finite); broadcast against ``s2``.
+    c : float
+        Gain of the erf, > 0.
+
+    Returns
+    -------
+    np.ndarray
+        float64, the broadcast shape.
+    """
     s2, b, c = _var("s2", s2), v.finite_real_array("b", b), _gain(c)
     a2 = c * c * s2
     return mean_slope(s2, b, c) * scipy.special.erf(c * b / np.sqrt((1.0 + 2.0 * a2) * (1.0 + 4.0 * a2)))
 
 
 def cross_output_slope(s11: ArrayLike, skk: ArrayLike, s1k: ArrayLike, b1: ArrayLike, bk: ArrayLike) -> np.ndarray:
-    r""":math:`\mathbb E\,\sigma(h_k+b_k)\,\sigma'(h_1+b_1)` for a centred Gaussian pair.
+    r"""Return :math:`\mathbb E\,\sigma(h_k+b_k)\,\sigma'(h_1+b_1)` for a centred Gaussian pair.
 
     Here :math:`\sigma=\operatorname{erf}(\cdot/\sqrt2)`.
 
-    ``s11``, ``skk``: variances of :math:`h_1, h_k` (>= 0); ``s1k``: their covariance,
-    :math:`s_{1k}^2\le s_{11}s_{kk}`. All arguments broadcast; float64 array.
+    Parameters
+    ----------
+    s11, skk : ArrayLike
+        Variances of :math:`h_1, h_k` (>= 0).
+    s1k : ArrayLike
+        Their covariance, :math:`s_{1k}^2\le s_{11}s_{kk}`.
+    b1, bk : ArrayLike
+        The biases :math:`b_1, b_k`.
+
+    Returns
+    -------
+    np.ndarray
+        float64, the broadcast shape of the arguments.
     """
     s11, skk = _var("s11", s11), _var("skk", skk)
     s1k, b1, bk = (v.finite_real_array(n, x) for n, x in (("s1k", s1k), ("b1", b1), ("bk", bk)))
@@ -130,12 +168,30 @@ def _labels(labels: Any) -> tuple[float, float]:
 def bias_drift(
     s1sq: ArrayLike, s0sq: ArrayLike, b: ArrayLike, *, labels: tuple[float, float] = (-1.0, 1.0), c: float = DEFAULT_C
 ) -> np.ndarray:
-    r"""Single-neuron bias flow :math:`\tau\,db/dt=-\partial_b\tfrac12\mathbb E(\hat y-Y)^2` on Gaussian classes.
+    r"""Return the single-neuron bias flow on Gaussian classes.
+
+    The flow is :math:`\tau\,db/dt=-\partial_b\tfrac12\mathbb E(\hat y-Y)^2`.
 
     ``s1sq`` :math:`=w^\top\Sigma_1w`, ``s0sq`` :math:`=w^\top\Sigma_0w` (>= 0), ``b`` the bias; ``labels``
     :math:`(y_0,y_1)` (default :math:`(-1,+1)` as notes 001 §3 "Multiple Neurons" and notes 004 use;
     ``(0, 1)``, with ``c=1`` (σ = erf), is the setting in which notes 001 Eqs. (38)–(43) hold: their single-neuron
-    part uses labels 0/1 and, despite the stated erf(·/√2), σ = erf). Broadcasts.
+    part uses labels 0/1 and, despite the stated erf(·/√2), σ = erf).
+
+    Parameters
+    ----------
+    s1sq, s0sq : ArrayLike
+        :math:`w^\top\Sigma_1w` and :math:`w^\top\Sigma_0w` (>= 0).
+    b : ArrayLike
+        The bias.
+    labels : tuple[float, float]
+        :math:`(y_0, y_1)`.
+    c : float
+        Gain of the erf, > 0.
+
+    Returns
+    -------
+    np.ndarray
+        :math:`\tau\,db/dt`, float64, the broadcast shape.
     """
     y0, y1 = _labels(labels)
     t1 = y1 * mean_slope(s1sq, b, c) - mean_output_slope(s1sq, b, c)
@@ -151,13 +207,28 @@ def _weights(W: ArrayLike, N: int) -> np.ndarray:
 
 
 def committee_bias_drift(W: ArrayLike, b: ArrayLike, cov0: ArrayLike, cov1: ArrayLike) -> np.ndarray:
-    r"""Bias flow :math:`K\tau\,db_j/dt` of every neuron of :math:`\frac1K\sum_k\sigma(\langle w_k,x\rangle+b_k)`.
+    r"""Return the bias flow :math:`K\tau\,db_j/dt` of every neuron of a soft committee machine.
 
-    ``W`` (K, N) receptive fields, ``b`` (K,) biases, ``cov0``/``cov1`` (N, N) class covariances
-    (labels -1/+1). Returns (K,) float64: :math:`\tfrac12\sum_{y}[yA(s^y_{jj},b_j)
+    The machine is :math:`\frac1K\sum_k\sigma(\langle w_k,x\rangle+b_k)`.
+
+    With labels -1/+1 it is :math:`\tfrac12\sum_{y}[yA(s^y_{jj},b_j)
     -\frac1K\sum_k E^y_{jk}]` with :math:`E^y_{jk}` = :func:`cross_output_slope` on
     :math:`s^y=W\Sigma_yW^\top` (the notes' :math:`\sigma_{ij}` for :math:`y=1`, :math:`\tau_{ij}` for
     :math:`y=-1`). For K = 1 this is :func:`bias_drift`.
+
+    Parameters
+    ----------
+    W : ArrayLike
+        (K, N) receptive fields.
+    b : ArrayLike
+        (K,) biases.
+    cov0, cov1 : ArrayLike
+        (N, N) class covariances.
+
+    Returns
+    -------
+    np.ndarray
+        (K,) float64.
     """
     cov0, cov1 = v.covariance_pair(("cov0", "cov1"), cov0, cov1)
     W = _weights(W, cov0.shape[0])
@@ -182,6 +253,18 @@ def committee_bias_linearisation(W: ArrayLike, cov0: ArrayLike, cov1: ArrayLike)
     :func:`cross_output_slope` at 0, with :math:`c_{jk}=(1+s_{kk}-s_{jk}^2/(1+s_{jj}))^{-1/2}` and
     :math:`P^y_{jk}=\frac1{2K}A(s^y_{jj},0)\sqrt{2/\pi}\,c^y_{jk}`,
     :math:`M=\sum_y\bigl[P^y-\operatorname{diag}_j\bigl(\sum_kP^y_{jk}s^y_{jk}/(1+s^y_{jj})\bigr)\bigr]`.
+
+    Parameters
+    ----------
+    W : ArrayLike
+        (K, N) receptive fields.
+    cov0, cov1 : ArrayLike
+        (N, N) class covariances.
+
+    Returns
+    -------
+    tuple[np.ndarray, np.ndarray]
+        ``(D, M)``: (K,) and (K, K) float64.
     """
     cov0, cov1 = v.covariance_pair(("cov0", "cov1"), cov0, cov1)
     W = _weights(W, cov0.shape[0])
@@ -236,9 +319,17 @@ def notes001_cross_term(s11: ArrayLike, skk: ArrayLike, s1k: ArrayLike, b1: Arra
 
 
 def spread_probability(s1sq: ArrayLike, s0sq: ArrayLike) -> np.ndarray:
-    r""":math:`P(|Z_1|>|Z_0|)=\tfrac2\pi\arctan(\sigma_1/\sigma_0)` for independent centred Gaussians.
+    r"""Return :math:`P(|Z_1|>|Z_0|)=\tfrac2\pi\arctan(\sigma_1/\sigma_0)` for independent centred Gaussians.
 
-    ``s1sq``, ``s0sq``: the variances (>= 0, not both 0). Broadcasts; float64 in [0, 1].
+    Parameters
+    ----------
+    s1sq, s0sq : ArrayLike
+        The variances :math:`\sigma_1^2, \sigma_0^2` (>= 0, not both 0); broadcast.
+
+    Returns
+    -------
+    np.ndarray
+        float64 in [0, 1].
     """
     s1, s0 = _var("s1sq", s1sq), _var("s0sq", s0sq)
     if np.any((s1 == 0) & (s0 == 0)):
@@ -247,11 +338,23 @@ def spread_probability(s1sq: ArrayLike, s0sq: ArrayLike) -> np.ndarray:
 
 
 def rayleigh_optimum(cov0: ArrayLike, cov1: ArrayLike) -> tuple[float, np.ndarray]:
-    r"""(ratio, w): the maximum of :math:`w^\top\Sigma_1w/w^\top\Sigma_0w` and a unit-norm maximiser.
+    r"""Return (ratio, w): the maximum of :math:`w^\top\Sigma_1w/w^\top\Sigma_0w` and a unit-norm maximiser.
 
     The generalised eigenproblem :math:`\Sigma_1w=\lambda\Sigma_0w` (``cov0`` positive definite).
     By :func:`spread_probability`, ``w`` maximises :math:`P(|\langle w,X_1\rangle|>|\langle w,X_0\rangle|)`
     on Gaussian classes.
+
+    Parameters
+    ----------
+    cov0 : ArrayLike
+        (N, N) positive-definite covariance Σ₀.
+    cov1 : ArrayLike
+        (N, N) covariance Σ₁.
+
+    Returns
+    -------
+    tuple[float, np.ndarray]
+        The largest ratio and a unit-norm (N,) maximiser.
     """
     cov0, cov1 = v.covariance_pair(("cov0", "cov1"), cov0, cov1)
     if np.linalg.eigvalsh(cov0)[0] <= 1e-12 * np.abs(cov0).max():
