@@ -121,6 +121,16 @@ def normal_from_bits(words: jax.Array) -> jax.Array:
     :math:`\cos(\pi T/2)` and its sign is independent of it). Word bits 41–63 give :math:`U`,
     bits 18–40 give :math:`T` (each the midpoint of one of :math:`2^{23}` equal cells), bit 0 gives
     :math:`S`. ``words``: uint64 array, any shape; returns float32 of the same shape.
+
+    Parameters
+    ----------
+    words : jax.Array
+        uint64 random words, any shape.
+
+    Returns
+    -------
+    jax.Array
+        float32 standard normals, the shape of ``words``.
     """
     m_u = (words >> np.uint64(64 - _BITS)).astype(jnp.int32)
     m_t = ((words >> np.uint64(64 - 2 * _BITS)) & np.uint64(2**_BITS - 1)).astype(jnp.int32)
@@ -144,6 +154,20 @@ def normal(key: jax.Array, shape: Sequence[int], dtype: DTypeLike = jnp.float32)
     formula, checked in ``tests/test_prng.py``) and by float32 rounding (at most 5e-7 absolute over
     10^6 words). Needs ``jax_enable_x64`` (``localization.enable_float64()``); without it,
     and for other dtypes (float64), ``jax.random.normal``.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    shape : Sequence[int]
+        Shape of the result.
+    dtype : DTypeLike
+        Floating dtype (float32: the fast path).
+
+    Returns
+    -------
+    jax.Array
+        Standard normal draws of ``shape`` and ``dtype``.
     """
     dtype = jnp.dtype(dtype)
     if dtype != jnp.float32 or not jax.config.jax_enable_x64:
@@ -152,7 +176,7 @@ def normal(key: jax.Array, shape: Sequence[int], dtype: DTypeLike = jnp.float32)
 
 
 def gamma(key: jax.Array, alpha: ArrayLike, shape: Sequence[int], dtype: DTypeLike = jnp.float32) -> jax.Array:
-    r"""Gamma(α, 1) draws by Marsaglia and Tsang's method (ACM TOMS 26(3), 2000), vectorised.
+    r"""Return Gamma(α, 1) draws by Marsaglia and Tsang's method (ACM TOMS 26(3), 2000), vectorised.
 
     For α ≥ 1 with :math:`d = \alpha - 1/3`, :math:`c = 1/\sqrt{9d}`: propose :math:`x \sim N(0, 1)`,
     :math:`v = (1 + cx)^3`, accept :math:`dv` when :math:`v > 0` and
@@ -162,6 +186,22 @@ def gamma(key: jax.Array, alpha: ArrayLike, shape: Sequence[int], dtype: DTypeLi
     probability above 0.95), where ``jax.random.gamma`` runs one scalar loop per element — on CPU about
     7× slower at 10 000 draws. ``alpha`` may be traced (a Student-t ν inside ``train``), a scalar or
     an array broadcasting to ``shape``; a concrete ``alpha`` must be positive and finite.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    alpha : ArrayLike
+        Shape parameter α > 0, a scalar or an array broadcasting to ``shape`` (may be traced).
+    shape : Sequence[int]
+        Shape of the result.
+    dtype : DTypeLike
+        Floating dtype.
+
+    Returns
+    -------
+    jax.Array
+        Gamma(α, 1) draws of ``shape`` and ``dtype``.
     """
     if not isinstance(alpha, jax.core.Tracer):
         a = np.asarray(alpha, dtype=np.float64)

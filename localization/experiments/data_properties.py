@@ -24,19 +24,33 @@ __all__ = ["property_statistics"]
 
 
 def property_statistics(key: jax.Array, model: DataModel, *, n: int = 40, num: int = 10_000) -> dict[str, Any]:
-    r"""S1–S3 statistics of ``model`` from ``num`` samples of size ``n`` drawn with ``key``.
+    r"""Return the S1–S3 statistics of ``model`` from ``num`` samples of size ``n`` drawn with ``key``.
 
-    Returns a dict:
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    model : DataModel
+        The data model.
+    n : int
+        Ring size, >= 2.
+    num : int
+        Number of samples, >= 2.
 
-    * ``s3`` — the largest :math:`|z|` of the means of :math:`\tanh X_i` and
-      :math:`\tanh X_i\tanh X_{i+1}\tanh X_{i+2}` (odd statistics, zero under S3);
-    * ``s2`` — the largest :math:`|z|` of the deviation of the position-wise means of
-      :math:`\tanh^2 X_i` and :math:`\tanh X_i\tanh X_{i+1}` from their averages over positions
-      (0/0 where a statistic is constant counts as 0);
-    * ``alpha`` — two (mean, standard error) pairs: the event-pair lower bounds on the α-mixing
-      coefficient at circular distance :math:`n/2`, for the events :math:`X_i>0` and
-      :math:`|X_i|>\operatorname{median}|X|` (S1);
-    * ``corr`` — the exact correlation :math:`\Sigma_{0,n/2}` (``model.covariance(n)``).
+    Returns
+    -------
+    dict
+        The statistics:
+
+        * ``s3`` — the largest :math:`|z|` of the means of :math:`\tanh X_i` and
+          :math:`\tanh X_i\tanh X_{i+1}\tanh X_{i+2}` (odd statistics, zero under S3);
+        * ``s2`` — the largest :math:`|z|` of the deviation of the position-wise means of
+          :math:`\tanh^2 X_i` and :math:`\tanh X_i\tanh X_{i+1}` from their averages over positions
+          (0/0 where a statistic is constant counts as 0);
+        * ``alpha`` — two (mean, standard error) pairs: the event-pair lower bounds on the α-mixing
+          coefficient at circular distance :math:`n/2`, for the events :math:`X_i>0` and
+          :math:`|X_i|>\operatorname{median}|X|` (S1);
+        * ``corr`` — the exact correlation :math:`\Sigma_{0,n/2}` (``model.covariance(n)``).
     """
     n = v.integer("n", n, 2)
     num = v.integer("num", num, 2)

@@ -233,6 +233,22 @@ def train_population(
     function of the key and the settings only. ``params`` replaces the drawn initialisations by given
     ones (:class:`localization.models.Params` with a leading axis of length ``settings.inits``), e.g.
     the shifted initialisations of :mod:`localization.experiments.specialisation`.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    settings : PopulationSettings
+        The training configuration.
+    params : models.Params or None
+        Initialisations to use instead of drawing them.
+    dtype : DTypeLike
+        Training dtype.
+
+    Returns
+    -------
+    PopulationRun
+        Fields (I, C, K, N), readout, bias and divergence flags at the C checkpoints.
     """
     key = v.key("key", key)
     if not isinstance(settings, PopulationSettings):

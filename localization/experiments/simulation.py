@@ -179,7 +179,23 @@ def init_neurons(
 ) -> jax.Array:
     """Return (inits, N) initial weights of M2: Xavier-normal × sqrt(init_scale) (paper reference settings).
 
-    ``n`` is a ring size or a grid shape (N = prod(n), weights over the flattened grid).
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    inits : int
+        Number of initialisations, >= 1.
+    n : int or tuple[int, ...]
+        A ring size or a grid shape (N = prod(n), weights over the flattened grid).
+    init_scale : float
+        Variance multiplier, > 0 (paper: 1e-3).
+    dtype : DTypeLike
+        Floating dtype.
+
+    Returns
+    -------
+    jax.Array
+        (inits, N) weights.
     """
     inits = v.integer("inits", inits, 1)
     v.shape("n", n, minimum=2)
@@ -310,11 +326,25 @@ def grouped_ipr_sweep(
 
 
 def fig5(key: jax.Array, settings: Fig5Settings = PAPER_FIG5, *, dtype: DTypeLike = jnp.float32) -> Fig5Result:
-    """Paper Fig. 5: IPR of M2 vs the exact excess kurtosis for NLGP(g) and Kur(k).
+    """Train paper Fig. 5: IPR of M2 vs the exact excess kurtosis for NLGP(g) and Kur(k).
 
     One vectorised :func:`ipr_sweep` per family (the families have different pytree structures),
     with the same key, hence the same initialisations, for both. ``settings`` defaults to the paper's
     (:data:`PAPER_FIG5`); pass ``PAPER_FIG5.replace(batch=..., steps=...)`` for a reduced run.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    settings : Fig5Settings
+        The sweep's settings.
+    dtype : DTypeLike
+        Training dtype.
+
+    Returns
+    -------
+    Fig5Result
+        One :class:`IPRSweep` per family (``nlgp``, ``kur``).
     """
     key = v.key("key", key)
     if not isinstance(settings, Fig5Settings):
@@ -344,10 +374,20 @@ def fig5(key: jax.Array, settings: Fig5Settings = PAPER_FIG5, *, dtype: DTypeLik
 
 
 def fig5_table(result: Fig5Result) -> list[dict]:
-    """Rows (family, parameter, excess_kurtosis, mean, std) of a :class:`Fig5Result`, NLGP then Kur.
+    """Return the rows (family, parameter, excess_kurtosis, mean, std) of a :class:`Fig5Result`, NLGP then Kur.
 
     ``mean``/``std`` are over initialisations of the final IPR. For printing (the chapter's table,
     ``benchmarks/bench.py``).
+
+    Parameters
+    ----------
+    result : Fig5Result
+        The result of :func:`fig5`.
+
+    Returns
+    -------
+    list[dict]
+        One dict per task.
     """
     if not isinstance(result, Fig5Result):
         raise TypeError(f"result must be a Fig5Result, got {type(result).__name__}")

@@ -176,7 +176,7 @@ def a1_discrepancy_copula(copula: GaussianCopula, i: int = 0, *, hermite_order: 
 
 
 def a1_discrepancy(model: data.DataModel, n: int | tuple[int, ...], i: int = 0) -> float:
-    r"""A1 discrepancy :math:`D_1\in[0,1]` of a ``localization.data`` model on inputs of size ``n``.
+    r"""Return the A1 discrepancy :math:`D_1\in[0,1]` of a ``localization.data`` model on inputs of size ``n``.
 
     Exact 0 for Gaussian data and for ±s-valued sign-symmetric models (Ising); quadrature
     (:func:`a1_discrepancy_copula`) for NLGP and Kur. Other models: ``TypeError`` — use
@@ -188,6 +188,20 @@ def a1_discrepancy(model: data.DataModel, n: int | tuple[int, ...], i: int = 0) 
     literal D₁ is large (≈0.49 at g = 100, ξ = 2, N = 16) although the coarse-grained statement that
     enters the gradient (:math:`X_i` ≈ its sign) nearly holds; the binned sample estimate, which cannot
     resolve saturated values, gives ≈0.11 there.
+
+    Parameters
+    ----------
+    model : data.DataModel
+        A ``localization.data`` model.
+    n : int or tuple[int, ...]
+        Input size.
+    i : int
+        The conditioning coordinate.
+
+    Returns
+    -------
+    float
+        :math:`D_1`.
     """
     if holds_exactly(model):
         v.shape("n", n)
@@ -349,9 +363,9 @@ def discrepancies_finite(support: ArrayLike, prob: ArrayLike, w: ArrayLike, i: i
 # A3
 # -------------------------------------------------------------------------------------------------
 def lindeberg_ratio(weights: ArrayLike, cov: ArrayLike) -> jax.Array:
-    r"""A3 diagnostic :math:`\max_jw_j^2\Sigma_{jj}/w^\top\Sigma w` along the last axis.
+    r"""Return the A3 diagnostic :math:`\max_jw_j^2\Sigma_{jj}/w^\top\Sigma w` along the last axis.
 
-    ``weights`` (..., N), ``cov`` (N, N) → (...). The variance of the largest single term
+    The variance of the largest single term
     :math:`w_jX_j` over the variance of the sum :math:`\langle w,X\rangle`. For unit diagonal
     :math:`\Sigma` (bounds from :math:`\lambda_{\min}|w|^2\le w^\top\Sigma w\le\lambda_{\max}|w|^2`
     and :math:`\max_jw_j^2\le|w|^2\le N\max_jw_j^2`):
@@ -367,6 +381,18 @@ def lindeberg_ratio(weights: ArrayLike, cov: ArrayLike) -> jax.Array:
       bound, which is :math:`1/N` only for :math:`\Sigma=I`;
     * above 1 when terms cancel: :math:`w=e_0-e_1` gives :math:`1/(2(1-\Sigma_{01}))`, more than 1
       as soon as :math:`\Sigma_{01}>1/2` (the sum then varies less than one of its terms).
+
+    Parameters
+    ----------
+    weights : ArrayLike
+        (..., N) weights.
+    cov : ArrayLike
+        (N, N) covariance Σ.
+
+    Returns
+    -------
+    jax.Array
+        (...) ratios.
     """
     cov = jnp.asarray(v.float_array("cov", cov, ndim_min=2), dtype=jnp.float64)
     if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
@@ -377,7 +403,20 @@ def lindeberg_ratio(weights: ArrayLike, cov: ArrayLike) -> jax.Array:
 
 
 def a3_along_trajectory(trajectory: Trajectory, cov: ArrayLike) -> jax.Array:
-    """:func:`lindeberg_ratio` of every checkpoint of a ``Trajectory``: weights (..., C, N) → (..., C)."""
+    """Return :func:`lindeberg_ratio` at every checkpoint of a ``Trajectory``.
+
+    Parameters
+    ----------
+    trajectory : Trajectory
+        A run with weights (..., C, N).
+    cov : ArrayLike
+        (N, N) covariance Σ.
+
+    Returns
+    -------
+    jax.Array
+        (..., C) ratios.
+    """
     if not isinstance(trajectory, Trajectory):
         raise TypeError(f"trajectory must be a localization.train.Trajectory, got {type(trajectory).__name__}")
     return lindeberg_ratio(trajectory.weights, cov)
