@@ -11,7 +11,7 @@ page read this file. It holds, as plain arrays (``np.load`` without pickle):
 * ``fields``: (K, 900) float32, the learned fields at the last step (row-major over the grid);
 * ``initial``: (K, 900) float32, the fields at step 0;
 * ``steps``: (C,) checkpoint steps; ``share``: (C, K) the 8 x 8 box share of every field
-  (``population.window_share``), ``ipr``: (C, K) its IPR (``metrics.ipr``), at every checkpoint;
+  (``field_analysis.window_share``), ``ipr``: (C, K) its IPR (``metrics.ipr``), at every checkpoint;
 * ``meta``: a JSON string (command, settings, key, wall and CPU seconds, machine, jax version, date).
 """
 
@@ -29,7 +29,7 @@ import numpy as np
 from data_sampling import cpu_model  # sibling benchmark (its directory is on sys.path when run as a script)
 
 import localization  # noqa: F401  (x64 on)
-from localization import metrics, population
+from localization import field_analysis, metrics
 from localization.experiments import many_neurons as mn
 
 KEY, CHECKPOINTS, BOX = 0, 21, 8
@@ -43,7 +43,7 @@ def record(path: str) -> dict:
     if pop.diverged.any():
         raise RuntimeError("the full-scale run diverged; nothing recorded")
     fields = pop.fields[0]  # (C, K, N)
-    share = np.stack([population.window_share(f, BOX, settings.shape) for f in fields])
+    share = np.stack([field_analysis.window_share(f, BOX, settings.shape) for f in fields])
     ipr = np.asarray(metrics.ipr(fields), np.float64)
     meta = {
         "command": "nice -n 19 .venv/bin/python benchmarks/record_fig1.py " + shlex.quote(path),

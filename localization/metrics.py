@@ -1,46 +1,41 @@
-r"""Measurements of receptive fields and samples, shared by simulation and theory.
+r"""Scalar summaries of runs, curves and samples, shared by simulation and theory.
 
 * :func:`ipr` — inverse participation ratio, paper App. A.3:
   :math:`\mathrm{IPR}(w)=\sum_i w_i^4/(\sum_i w_i^2)^2`, in :math:`[1/N, 1]`.
-* :func:`peak_position` — index of the largest entry of :math:`|w|` (see its docstring for why the
-  absolute value).
-* :func:`circular_distance`, :func:`peak_agreement` — periodic distance between positions, and the
-  paper's "peaks match" criterion of Section 4.2 (within ±``tolerance`` positions), with counts.
-* :func:`normalized_distance` — the shape distance :math:`\lVert w_a/\lVert w_a\rVert-w_b/\lVert w_b\rVert\rVert`
-  between receptive fields (paper Fig. 8).
+* :func:`normalized_distance` — the shape distance
+  :math:`\lVert w_a/\lVert w_a\rVert-w_b/\lVert w_b\rVert\rVert` between receptive fields (paper Fig. 8).
 * :func:`first_crossing`, :func:`settling_step` — where a sampled curve first crosses a level
   (interpolated), and from which checkpoint it stays near its final value.
 * :func:`sample_excess_kurtosis` — plug-in estimate :math:`m_4/m_2^2-3` along an axis.
-* :func:`circular_autocorr` — per-sample circular autocovariance of periodic signals (via the FFT).
+* :func:`circular_autocorr` — per-sample circular autocovariance of periodic signals.
 * :func:`mean_and_se` — mean over independent samples and its standard error.
 
-The receptive-field functions act along the last axis of the weights (``(..., N)`` → ``(...)``) so
-they apply to a whole ``Trajectory.weights`` array at once. :func:`circular_autocorr` and
-:func:`mean_and_se` are NumPy (float64) helpers for Monte Carlo checks on samples; they are not
-traceable under ``jit``.
+The split with :mod:`localization.field_analysis`: a function that maps a field (or a sample) to a number
+summarising a run, a curve or a statistic lives here; the geometry of fields on a ring or a torus
+(peaks, frequencies, periodic distances, correlations over translations, fits of a field's shape) lives
+in :mod:`localization.field_analysis` (:func:`circular_autocorr` uses its FFT correlation).
+
+:func:`ipr` and :func:`sample_excess_kurtosis` are JAX (traceable under ``jit``, acting along the last
+axis of a whole ``Trajectory.weights`` array at once); the others are NumPy (float64) post-processing
+of concrete arrays, not traceable.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Literal, NamedTuple
+from typing import Literal
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from numpy.typing import ArrayLike
+from jax.typing import ArrayLike
 
+from localization import field_analysis
 from localization import validation as v
 from localization.data.base import is_traced
 
 __all__ = [
     "ipr",
-    "peak_position",
-    "frequency_power",
-    "dominant_frequency",
-    "circular_distance",
-    "PeakAgreement",
-    "peak_agreement",
     "normalized_distance",
     "first_crossing",
     "settling_step",
@@ -100,136 +95,22 @@ def ipr(w: ArrayLike) -> jax.Array:
     return jnp.sum(u2 * u2, axis=-1) / jnp.sum(u2, axis=-1) ** 2
 
 
-def peak_position(w: ArrayLike, *, signed: bool = False) -> jax.Array:
-    r"""Position of the receptive-field peak along the last axis.
-
-    Default: :math:`\arg\max_i |w_i|`. Reason: with sign-symmetric data (S3) the single-neuron loss
-    satisfies :math:`\mathcal L(w)=\mathcal L(-w)` (paper Eq. (9): both terms are even in ``w`` because
-    :math:`\langle -w, X\rangle \overset{d}{=} \langle w, X\rangle` given ``Y``), so gradient descent
-    from :math:`-w_0` gives exactly :math:`-w(t)`: a localised field is equally likely to be a
-    positive or a negative bump, and the bump is the largest entry of :math:`|w|` in both cases.
-    With ``signed=True`` return :math:`\arg\max_i w_i` (the positive lobe, the region that drives the
-    ReLU). Ties resolve to the first index. For a grid field the result is the flat index (use
-    :func:`numpy.unravel_index`).
-
-    Parameters
-    ----------
-    w : (..., N) weights.
-    signed : bool, use ``w`` instead of ``|w|``.
-
-    Returns
-    -------
-    (...) integer positions in ``[0, N)``.
-    """
-    w = _weights("w", w)
-    if not isinstance(signed, bool):
-        raise TypeError(f"signed must be a bool, got {signed!r}")
-    return jnp.argmax(w if signed else jnp.abs(w), axis=-1)
-
-
-def frequency_power(w: ArrayLike) -> np.ndarray:
-    r"""Fraction of :math:`\lVert w\rVert^2` at each frequency k = 0, …, ⌊N/2⌋ of the ring.
-
-    A frequency 0 < k < N/2 has a cosine and a sine in the real Fourier basis
-    (``data.real_fourier_basis``); the pair is counted together, so the result does not depend on the
-    phase. By Parseval, :math:`\sum_k |\hat w_k|^2 c_k = N\lVert w\rVert^2` with :math:`c_k = 2` for a
-    pair and 1 otherwise; the fractions sum to 1.
-
-    Parameters
-    ----------
-    w : (..., N) concrete weights, N ≥ 2, no vector all zero.
-
-    Returns
-    -------
-    (..., ⌊N/2⌋ + 1) float64 fractions.
-    """
-    w = np.asarray(_weights("w", w), dtype=np.float64)
-    n = w.shape[-1]
-    if n < 2:
-        raise ValueError(f"w must have at least 2 entries along the last axis, got shape {w.shape}")
-    if not np.all(np.isfinite(w)):
-        raise ValueError("w must be finite for frequency_power (got inf or NaN entries)")
-    total = np.sum(w * w, axis=-1, keepdims=True)
-    if np.any(total == 0):
-        raise ValueError("frequency_power is undefined for the zero vector (valid input: a non-zero entry per vector)")
-    power = np.abs(np.fft.rfft(w, axis=-1)) ** 2
-    power[..., 1 : (n + 1) // 2] *= 2  # cosine and sine of one frequency (not k = 0, nor k = N/2)
-    return power / (n * total)
-
-
-def dominant_frequency(w: ArrayLike) -> np.ndarray:
-    """The frequency k in 0, …, ⌊N/2⌋ holding the largest share of ‖w‖² (:func:`frequency_power`);
-    ties resolve to the lower frequency. (...) int64 for ``w`` (..., N)."""
-    return np.argmax(frequency_power(w), axis=-1)
-
-
-def circular_distance(i: ArrayLike, j: ArrayLike, n: int) -> jax.Array:
-    r"""Distance between positions ``i`` and ``j`` on a ring of ``n`` sites:
-    :math:`\min(|i-j| \bmod n,\ n-|i-j| \bmod n)` (broadcasts; integer arrays)."""
-    n = v.integer("n", n, 1)
-    i = jnp.asarray(i)
-    j = jnp.asarray(j)
-    for name, a in (("i", i), ("j", j)):
-        if not jnp.issubdtype(a.dtype, jnp.integer):
-            raise TypeError(f"{name} must be integer positions, got dtype {a.dtype}")
-        if not is_traced(a) and (np.any(np.asarray(a) < 0) or np.any(np.asarray(a) >= n)):
-            raise ValueError(f"{name} must lie in [0, n={n}), got {np.asarray(a).tolist()}")
-    d = jnp.abs(i - j) % n
-    return jnp.minimum(d, n - d)
-
-
-class PeakAgreement(NamedTuple):
-    """Peak positions of two sets of receptive fields and how often they agree (paper §4.2).
-
-    ``peak1``, ``peak2``: (...) int, :func:`peak_position` of ``w1`` and ``w2``; ``offset``: (...) int,
-    their :func:`circular_distance`; ``exact``: ``offset == 0``; ``within``: ``offset <= tolerance``
-    (the paper's "peaks match"); ``count_exact``, ``count_within``: how many of the ``total`` pairs.
-    """
-
-    peak1: np.ndarray
-    peak2: np.ndarray
-    offset: np.ndarray
-    exact: np.ndarray
-    within: np.ndarray
-    count_exact: int
-    count_within: int
-    total: int
-    tolerance: int
-
-
-def peak_agreement(w1: ArrayLike, w2: ArrayLike, *, tolerance: int = 1, signed: bool = False) -> PeakAgreement:
-    r"""Compare the peak positions of two sets of receptive fields of equal shape ``(..., n)``.
-
-    The peak is :func:`peak_position` (by default the position of the largest :math:`|w_i|`: a
-    negative bump is as localized as a positive one). Positions are compared on the ring (periodic
-    inputs): a *match* is a circular offset ≤ ``tolerance``, in ``[0, n // 2]`` (the paper's code
-    used ±1; ``tolerance=0`` is an exact match, what the paper's text says). Returns a
-    :class:`PeakAgreement` of NumPy arrays and counts.
-    """
-    a = np.asarray(v.float_array("w1", w1, ndim_min=1), dtype=np.float64)
-    b = np.asarray(v.float_array("w2", w2, ndim_min=1), dtype=np.float64)
-    if a.shape != b.shape:
-        raise ValueError(f"w1 and w2 must have equal shapes, got {a.shape} and {b.shape}")
-    tolerance = v.integer("tolerance", tolerance, minimum=0)
-    n = a.shape[-1]
-    if tolerance > n // 2:
-        raise ValueError(f"tolerance must lie in [0, n//2 = {n // 2}], got {tolerance}")
-    pa = np.asarray(peak_position(a, signed=signed)).astype(np.int64)
-    pb = np.asarray(peak_position(b, signed=signed)).astype(np.int64)
-    off = np.asarray(circular_distance(pa, pb, n)).astype(np.int64)
-    exact = off == 0
-    within = off <= tolerance
-    return PeakAgreement(pa, pb, off, exact, within, int(exact.sum()), int(within.sum()), int(off.size), tolerance)
-
-
 def normalized_distance(w_a: ArrayLike, w_b: ArrayLike) -> np.ndarray:
     r"""Shape distance :math:`\lVert \hat w_a-\hat w_b\rVert_2`, :math:`\hat w=w/\lVert w\rVert_2`.
 
     Both fields are scaled to unit ℓ₂ norm before subtracting, so the distance compares shapes
     (and signs) only: 0 for proportional fields with the same sign, √2 for orthogonal ones, 2 for
     opposite ones (the measure of paper Fig. 8: the flow's scale is not the object of Lemma 3.1).
-    Shapes ``(..., n)`` broadcast against each other → ``(...)`` float64 NumPy. Zero rows are an
-    error (``ValueError`` naming the argument).
+
+    Parameters
+    ----------
+    w_a, w_b : ArrayLike
+        ``(..., n)`` finite fields with non-zero rows, broadcastable against each other.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(...)`` float64 distances in ``[0, 2]``.
     """
     a = np.asarray(v.float_array("w_a", w_a), dtype=np.float64)
     b = np.asarray(v.float_array("w_b", w_b), dtype=np.float64)
@@ -249,8 +130,10 @@ def normalized_distance(w_a: ArrayLike, w_b: ArrayLike) -> np.ndarray:
 # measurements on sampled curves
 # -------------------------------------------------------------------------------------------------
 def _crossing_row(x, u, row, level, direction, log):
-    """Crossing of one sampled curve ``row`` over the grid ``x`` (see :func:`first_crossing`); ``u`` is
-    the axis interpolated in (``x``, or ``log x`` when ``log``)."""
+    """Return the crossing of one sampled curve ``row`` over the grid ``x`` (see :func:`first_crossing`).
+
+    ``u`` is the axis interpolated in (``x``, or ``log x`` when ``log``).
+    """
     if direction == "up":
         reached = row >= level
         if reached[0]:
@@ -293,12 +176,30 @@ def first_crossing(
       accuracy.
 
     ``log=True`` interpolates in :math:`\log x` (``x`` positive; for gains on a log grid) and maps
-    back. Returns NaN where the curve never crosses; a float for a single curve (1-D ``values``),
-    else a ``(...)`` float64 array.
+    back.
 
     A root of a *function* that can be evaluated anywhere (Brent's method) is a different task:
     :func:`localization.theory.family_root`; :func:`settling_step` asks the opposite question (from
     when a curve stays near its end).
+
+    Parameters
+    ----------
+    x : ArrayLike
+        ``(C,)`` strictly increasing grid (times, or a parameter grid), positive when ``log``.
+    values : ArrayLike
+        ``(..., C)`` finite curves, one per leading index.
+    level : float
+        The level to cross.
+    direction : {"up", "either"}
+        Reach ``level`` from below, or change side in either direction.
+    log : bool
+        Interpolate in :math:`\log x`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        NaN where the curve never crosses; a float for a single curve (1-D ``values``), else a ``(...)``
+        float64 array.
     """
     t = np.asarray(v.float_array("x", x), dtype=np.float64)
     y = np.asarray(v.float_array("values", values, ndim_min=1), dtype=np.float64)
@@ -328,9 +229,20 @@ def first_crossing(
 def settling_step(curve: ArrayLike, tol: float) -> int:
     """Index of the first checkpoint from which ``curve`` (C,) stays within ``tol`` of its last value.
 
-    Returns ``C - 1`` when only the last point qualifies (not settled before the end). The last exit
-    from a band around the *final* value, not a crossing of a fixed level (:func:`first_crossing`):
-    used to choose and justify the number of SGD steps.
+    The last exit from a band around the *final* value, not a crossing of a fixed level
+    (:func:`first_crossing`): used to choose and justify the number of SGD steps.
+
+    Parameters
+    ----------
+    curve : ArrayLike
+        ``(C,)`` sampled values.
+    tol : float
+        Half-width of the band around ``curve[-1]``, > 0.
+
+    Returns
+    -------
+    int
+        The index; ``C - 1`` when only the last point qualifies (not settled before the end).
     """
     curve = np.asarray(v.float_array("curve", curve, ndim_min=1), dtype=np.float64)
     if curve.ndim != 1:
@@ -342,8 +254,10 @@ def settling_step(curve: ArrayLike, tol: float) -> int:
 
 
 def sample_excess_kurtosis(x: ArrayLike, axis: int = 0) -> jax.Array:
-    r"""Plug-in excess kurtosis :math:`m_4/m_2^2 - 3` along ``axis``, with central sample moments
-    :math:`m_k = \frac1M\sum (x - \bar x)^k` (the biased "g2" estimator; bias O(1/M)).
+    r"""Plug-in excess kurtosis :math:`m_4/m_2^2 - 3` along ``axis``.
+
+    Central sample moments :math:`m_k = \frac1M\sum (x - \bar x)^k` (the biased "g2" estimator; bias
+    O(1/M)).
 
     Parameters
     ----------
@@ -414,8 +328,7 @@ def circular_autocorr(x: ArrayLike) -> np.ndarray:
     n = x.shape[-1]
     if n == 0:
         raise ValueError(f"x must have a non-empty last axis, got shape {tuple(x.shape)}")
-    f = np.fft.rfft(x, axis=-1)
-    return np.fft.irfft(np.abs(f) ** 2, n=n, axis=-1) / n
+    return field_analysis.cross_correlate(x, x) / n
 
 
 def mean_and_se(s: ArrayLike, ddof: int = 1) -> tuple[np.ndarray, np.ndarray]:

@@ -128,14 +128,9 @@ def test_ring_symmetry_images_are_permutations_preserving_the_ising_law():
     assert all(np.allclose(p[g], p, atol=TOL) for g in images)
 
 
-def test_task_laws_and_aligned_correlation():
+def test_task_laws():
     t = hx.task_laws("Ising", 0.7, 6)
     assert np.allclose(t.p1, hc.ising_ring_law(0.7, 6)) and np.allclose(t.p0, hc.ising_ring_law(0.3, 6))
-    a = np.array([0.1, 0.5, 1.0, 0.5, 0.1, 0.0, -0.2])
-    corr, shift = hf.aligned_correlation(a, np.roll(a, 3))
-    assert abs(corr - 1) < TOL and shift == 4
-    corr, _ = hf.aligned_correlation(a, -a)
-    assert corr < 0.9
 
 
 @pytest.mark.parametrize(
@@ -151,7 +146,6 @@ def test_task_laws_and_aligned_correlation():
         (lambda: hf.integrate(np.ones(8), ising_task(), lr=0.0, steps=3), "lr"),
         (lambda: hf.integrate(np.ones(8), ising_task(), lr=1e300, steps=5), "diverged"),
         (lambda: hf.fixed_point(np.zeros(8), ising_task()), "singular"),
-        (lambda: hf.aligned_correlation(np.zeros(4), np.ones(4)), "non-zero"),
         (lambda: hf.HypercubeTask.of(np.ones(8), np.ones(8) / 8, 3), "sum to 1"),
     ],
 )

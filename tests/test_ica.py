@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from localization import data, population
+from localization import data, field_analysis
 from localization.experiments import ica
 
 A = np.array([[1.0, 0.6, -0.3, 0.2], [0.4, 1.0, 0.5, -0.6], [-0.2, 0.3, 1.0, 0.7], [0.5, -0.4, 0.2, 1.0]])
@@ -62,7 +62,7 @@ def test_paper_setting_gives_localized_filters_and_whitening_keeps_the_leading_m
     fit40 = ica.fit_ica(jax.random.key(1), task, 40, num=20_000)
     fit10 = ica.fit_ica(jax.random.key(1), task, 10, num=20_000)
     # 40 components: most filters put > 80 % of their weight in a quarter of the ring
-    assert np.mean(population.window_share(fit40.filters, 10) > 0.8) > 0.6
+    assert np.mean(field_analysis.window_share(fit40.filters, 10) > 0.8) > 0.6
     assert fit40.filters.shape == (40, 40)
     # 10 components: whitening keeps the 10 directions of largest variance, the lowest Fourier modes
     # (0, 1-4 and one combination of mode 5) of the circulant covariance: > 95 % of every filter's power

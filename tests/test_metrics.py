@@ -1,5 +1,5 @@
-"""Tests for localization.metrics: closed forms of the IPR, peak positions and agreement, shape
-distance, crossings of sampled curves, kurtosis estimates."""
+"""Tests for localization.metrics: closed forms of the IPR, shape distance, crossings of sampled curves,
+kurtosis estimates, autocovariance and standard errors (field geometry: tests/test_field_analysis.py)."""
 
 import math
 
@@ -76,89 +76,6 @@ def test_ipr_validation():
         metrics.ipr(np.zeros((3, 0)))
     with pytest.raises(TypeError, match="w must be a real floating-point array"):
         metrics.ipr(np.array([True, False]))
-
-
-# --------------------------------------------------------------------------------------- peaks
-def test_peak_position_absolute_and_signed():
-    w = np.array([0.1, 0.5, -2.0, 0.3])
-    assert int(metrics.peak_position(w)) == 2
-    assert int(metrics.peak_position(w, signed=True)) == 1
-    # odd symmetry L(w) = L(-w): the unsigned peak of -w is the same position
-    assert int(metrics.peak_position(-w)) == 2
-    batch = np.stack([w, np.roll(w, 1)])
-    np.testing.assert_array_equal(np.asarray(metrics.peak_position(batch)), [2, 3])
-
-
-def test_peak_position_validation():
-    with pytest.raises(TypeError, match="signed"):
-        metrics.peak_position(np.ones(3), signed=1)
-    with pytest.raises(TypeError, match="w must be an array"):
-        metrics.peak_position(None)
-
-
-def test_circular_distance():
-    i = np.array([0, 0, 39, 5, 20])
-    j = np.array([39, 20, 1, 5, 0])
-    np.testing.assert_array_equal(np.asarray(metrics.circular_distance(i, j, 40)), [1, 20, 2, 0, 20])
-    with pytest.raises(ValueError, match="i must lie in"):
-        metrics.circular_distance(40, 0, 40)
-    with pytest.raises(ValueError, match="j must lie in"):
-        metrics.circular_distance(0, -1, 40)
-    with pytest.raises(TypeError, match="i must be integer"):
-        metrics.circular_distance(0.5, 0, 40)
-    with pytest.raises(ValueError, match="n must be an integer >= 1"):
-        metrics.circular_distance(0, 0, 0)
-    with pytest.raises(TypeError, match="n must be an integer"):
-        metrics.circular_distance(0, 0, 4.0)
-
-
-def test_peak_agreement_within_tolerance_on_the_ring():
-    n = 10
-    a = np.zeros((4, n))
-    b = np.zeros((4, n))
-    a[:, 0] = 1.0
-    for r, pos in enumerate([0, 1, 9, 2]):
-        b[r, pos] = 1.0
-    np.testing.assert_array_equal(metrics.peak_agreement(a, b).within, [True, True, True, False])
-    np.testing.assert_array_equal(metrics.peak_agreement(a, b, tolerance=0).within, [True, False, False, False])
-    with pytest.raises(ValueError, match="tolerance"):
-        metrics.peak_agreement(a, b, tolerance=-1)
-    with pytest.raises(ValueError, match="w1 and w2"):
-        metrics.peak_agreement(a, b[:, :5])
-
-
-def _bump(n, centre, sign=1.0):
-    i = np.arange(n)
-    d = np.minimum(np.abs(i - centre), n - np.abs(i - centre))
-    return sign * np.exp(-(d**2) / 4.0)
-
-
-def test_peak_agreement_counts_and_wraparound():
-    n = 20
-    sim = np.stack([_bump(n, 3), _bump(n, 0), _bump(n, 10), _bump(n, 5, -1.0)])
-    flow = np.stack([_bump(n, 3), _bump(n, 19), _bump(n, 13), _bump(n, 5)])
-    r = metrics.peak_agreement(sim, flow, tolerance=1)
-    assert r.peak1.tolist() == [3, 0, 10, 5]  # |w| peak: a negative bump counts
-    assert r.peak2.tolist() == [3, 19, 13, 5]
-    assert r.offset.tolist() == [0, 1, 3, 0]  # 0 vs 19 on a ring of 20 is 1 apart
-    assert r.exact.tolist() == [True, False, False, True]
-    assert (r.count_exact, r.count_within, r.total, r.tolerance) == (2, 3, 4, 1)
-    r0 = metrics.peak_agreement(sim, flow, tolerance=0)
-    assert r0.count_within == r0.count_exact == 2
-    # signed peaks: the negative bump's positive lobe is elsewhere (its argmax is the flattest site)
-    rs = metrics.peak_agreement(sim, flow, signed=True)
-    assert rs.peak1.tolist()[:3] == [3, 0, 10] and rs.peak1[3] != 5
-
-
-def test_peak_agreement_validation():
-    with pytest.raises(ValueError, match="equal shapes"):
-        metrics.peak_agreement(np.ones((2, 5)), np.ones((3, 5)))
-    with pytest.raises(ValueError, match="tolerance"):
-        metrics.peak_agreement(np.ones(6), np.ones(6), tolerance=4)
-    with pytest.raises(ValueError, match="tolerance"):
-        metrics.peak_agreement(np.ones(6), np.ones(6), tolerance=-1)
-    with pytest.raises(TypeError, match="tolerance"):
-        metrics.peak_agreement(np.ones(6), np.ones(6), tolerance=1.0)
 
 
 # --------------------------------------------------------------------------------------- normalized_distance
@@ -408,35 +325,3 @@ def test_mean_and_se_validation():
         metrics.mean_and_se(np.ones(3), ddof=-1)
     with pytest.raises(TypeError, match="ddof must be an integer"):
         metrics.mean_and_se(np.ones(3), ddof=1.0)
-
-
-def test_frequency_power_of_pure_modes_and_parseval():
-    n = 12
-    i = np.arange(n)
-    rng = np.random.default_rng(0)
-    for k in range(n // 2 + 1):
-        phase = rng.uniform(0, 2 * np.pi)
-        w = np.cos(2 * np.pi * k * i / n + (0 if k in (0, n // 2) else phase))
-        p = metrics.frequency_power(w)
-        assert p.shape == (n // 2 + 1,)
-        assert abs(p[k] - 1) < 1e-12 and np.all(np.abs(np.delete(p, k)) < 1e-12), k
-        assert metrics.dominant_frequency(w) == k
-    w = rng.normal(size=(3, 2, 7))  # odd N: no Nyquist term
-    p = metrics.frequency_power(w)
-    assert p.shape == (3, 2, 4) and np.allclose(p.sum(axis=-1), 1, atol=1e-12)
-    # a mixture: weights 0.6 and 0.8 on the constant and the k = 2 pair give shares 0.36 and 0.64
-    mix = 0.6 / np.sqrt(n) + 0.8 * np.sqrt(2 / n) * np.sin(2 * np.pi * 2 * i / n + 0.3)
-    p = metrics.frequency_power(mix)
-    assert abs(p[0] - 0.36) < 1e-12 and abs(p[2] - 0.64) < 1e-12
-    assert metrics.dominant_frequency(mix) == 2
-
-
-def test_frequency_power_bad_inputs():
-    with pytest.raises(ValueError, match="zero vector"):
-        metrics.frequency_power(np.zeros(8))
-    with pytest.raises(ValueError, match="finite"):
-        metrics.frequency_power(np.array([1.0, np.inf, 0.0]))
-    with pytest.raises(ValueError, match="at least 2 entries"):
-        metrics.frequency_power(np.ones(1))
-    with pytest.raises(TypeError, match="w must be an array"):
-        metrics.dominant_frequency("cosine")
