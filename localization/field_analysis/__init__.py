@@ -43,6 +43,7 @@ Scalar summaries of runs and samples (IPR, shape distance, curve crossings, kurt
 samples, means with standard errors) are :mod:`localization.metrics`'s.
 """
 
+from localization.field_analysis import base, fourier, space
 from localization.field_analysis.fourier import (
     Alignment,
     ContinuousSinusoidFit,
@@ -69,6 +70,9 @@ from localization.field_analysis.space import (
 )
 
 __all__ = [
+    "base",
+    "space",
+    "fourier",
     "peak_position",
     "peak_sites",
     "PeakAgreement",
