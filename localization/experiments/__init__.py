@@ -10,7 +10,7 @@ imports them (``figures`` may):
 * ``simulation`` — *Localization in simulation* (paper §4.1, Fig. 5): IPR sweeps, Fig. 5, the
   Kur × length-scale phase diagram;
 * ``amplifier`` — *The amplifier φ*: assumption A2's discrepancy by conditional Monte Carlo;
-* ``comparison`` — *Effective dynamics vs simulation* (paper §4.2, Figs. 3, 8): SGD and the
+* ``effective_dynamics`` — *Effective dynamics vs simulation* (paper §4.2, Figs. 3, 8): SGD and the
   effective flow from the same initialisations, flow sweeps, the Monte Carlo SGD drift;
 * ``many_neurons`` — *Many neurons* (paper §4.4, Figs. 6, 7 and 1 right): populations of receptive
   fields of the committee machine and the two-layer network, on rings and tori (also *Receptive
@@ -31,8 +31,8 @@ re-exported here (``experiments.fig5(key)``); the others are used as modules
 
 from localization.experiments import (
     amplifier,
-    comparison,
     data_properties,
+    effective_dynamics,
     gabor,
     gdln,
     hypercube,
@@ -42,14 +42,14 @@ from localization.experiments import (
     simulation,
     specialisation,
 )
-from localization.experiments.comparison import (
+from localization.experiments.data_properties import property_statistics
+from localization.experiments.effective_dynamics import (
     Comparison,
     MonteCarloDrift,
     compare_flow_and_sgd,
     flow_sweep,
     monte_carlo_drift,
 )
-from localization.experiments.data_properties import property_statistics
 from localization.experiments.many_neurons import (
     FIG1_CHAPTER,
     FIG1_GRID,
@@ -83,8 +83,8 @@ from localization.experiments.simulation import (
 
 __all__ = [
     "amplifier",
-    "comparison",
     "data_properties",
+    "effective_dynamics",
     "gabor",
     "gdln",
     "hypercube",

@@ -1,4 +1,4 @@
-"""Tests of localization.experiments.comparison (SGD and the effective flow from the same start)."""
+"""Tests of localization.experiments.effective_dynamics (SGD and the effective flow from the same start)."""
 
 import jax
 import jax.numpy as jnp
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from localization import data, metrics, models, theory
-from localization.experiments import comparison as cmp
+from localization.experiments import effective_dynamics as cmp
 
 # -------------------------------------------------------------------------------------------------
 # monte_carlo_drift, compare_flow_and_sgd, flow_sweep
@@ -62,7 +62,7 @@ def test_compare_flow_and_sgd_gaussian_large_batch(gaussian_task):
     assert np.allclose(np.asarray(c.flow.weights), np.asarray(c.taylor.weights), rtol=0, atol=1e-10)
     d = metrics.normalized_distance(c.sgd.weights[:, -1], c.flow.weights[:, -1])
     assert np.all(d < 0.1), d
-    assert c.sigma0.shape == c.sigma1.shape == (N, N)
+    assert c.cov0.shape == c.cov1.shape == (N, N)
 
 
 def test_compare_flow_and_sgd_validation(gaussian_task):
@@ -112,7 +112,7 @@ def test_comparison_sweep_matches_one_comparison_per_task():
     settings = dict(lr=0.1, batch=200, steps=30, checkpoints=4, balanced=True)
     sweep = cmp.comparison_sweep(key, tasks, w0, **settings)
     assert sweep.sgd.weights.shape == sweep.flow.weights.shape == (2, 2, 4, N)
-    assert sweep.sigma0.shape == sweep.sigma1.shape == (2, N, N) and sweep.taylor is None
+    assert sweep.cov0.shape == sweep.cov1.shape == (2, N, N) and sweep.taylor is None
     for p, task in enumerate(tasks):
         one = cmp.compare_flow_and_sgd(key, task, w0, taylor=False, **settings)
         picked = sweep.select(p)
@@ -121,7 +121,7 @@ def test_comparison_sweep_matches_one_comparison_per_task():
         scale = np.max(np.abs(np.asarray(one.sgd.weights)))
         assert np.max(np.abs(np.asarray(sweep.sgd.weights[p]) - np.asarray(one.sgd.weights))) < 1e-5 * scale
         assert np.allclose(np.asarray(sweep.flow.weights[p]), np.asarray(one.flow.weights), rtol=0, atol=1e-13)
-        assert np.array_equal(sweep.sigma1[p], one.sigma1)
+        assert np.array_equal(sweep.cov1[p], one.cov1)
         assert np.array_equal(np.asarray(sweep.sgd.times), np.asarray(one.flow.times))
 
 

@@ -1,4 +1,4 @@
-r"""Comparing the effective flow (paper Eq. (5)) with simulated SGD (paper §4.2, Figs. 3 and 8).
+r"""The effective-dynamics chapter's back-end: the effective flow (paper Eq. (5)) against SGD (§4.2, Figs. 3, 8).
 
 The chapter *Effective dynamics vs simulation* asks three questions of the early-time flow
 :math:`\dot w=\tfrac12[\varphi(\Sigma_1w/\sqrt{w^\top\Sigma_1w})-(\Sigma_0+\Sigma_1)w]`:
