@@ -257,8 +257,28 @@ def plot_receptive_field(
     vmax: float | None = None,
     **kwargs: Any,
 ) -> Any:
-    """One receptive field: a line over positions for 1-D inputs, a centred diverging image for a
-    grid ``n = (n1, n2)`` (``w`` of length n1·n2, row-major). Returns the Line2D or AxesImage."""
+    """Draw one receptive field: a line over positions, or a centred diverging image for a grid.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+        The panel.
+    w : array_like, shape (N,)
+        The field.
+    n : int or tuple of int, optional
+        Input shape; a grid ``(n1, n2)`` (``w`` of length n1·n2, row-major) is drawn as an image.
+    color, label : optional
+        Line colour and legend label (1-D inputs).
+    vmax : float, optional
+        Half-range of the image's colour scale (default: the largest ``|w|``).
+    **kwargs
+        Passed to ``ax.plot`` or ``ax.imshow``.
+
+    Returns
+    -------
+    matplotlib Line2D or AxesImage
+        What was drawn.
+    """
     _check_ax(ax)
     w = np.asarray(v.float_array("w", w, ndim_min=1), dtype=np.float64)
     if w.ndim != 1:
@@ -390,9 +410,30 @@ def plot_samples(
     offset: float = 0.0,
     alpha: float = 0.9,
 ) -> list[Any]:
-    """Draw the first ``num`` input vectors ``x`` (M, N) as lines over positions, coloured by class
-    ``y`` (:data:`CLASS_COLORS`; black without labels), shifted by ``offset`` per sample.
-    Returns the Line2D list."""
+    """Draw the first ``num`` input vectors as lines over positions, coloured by class.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+        The panel.
+    x : array_like, shape (M, N)
+        Input vectors.
+    y : array_like, shape (M,), optional
+        Labels: colours :data:`CLASS_COLORS`; black without labels.
+    num : int
+        How many vectors (>= 1).
+    n : int, optional
+        Input shape, checked to be 1-D (grids: :func:`plot_receptive_field`).
+    offset : float
+        Vertical shift per sample.
+    alpha : float
+        Line opacity.
+
+    Returns
+    -------
+    list of matplotlib Line2D
+        The lines.
+    """
     _check_ax(ax)
     x = np.asarray(v.float_array("x", x, ndim_min=2), dtype=np.float64)
     if x.ndim != 2:

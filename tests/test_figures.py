@@ -138,11 +138,11 @@ def test_draw_functions_check_their_axes():
     with pytest.raises(ValueError, match=r"axes must be a \(4,\) array"):
         figures.data.draw_model_row(None, axes[0, :3], None, None, 10)
     with pytest.raises(TypeError, match="result must be a Fig5Result"):
-        figures.simulation.draw_ipr_vs_kurtosis(axes[0, 0], {"nlgp": None})
+        figures.sweeps.draw_ipr_vs_kurtosis(axes[0, 0], {"nlgp": None}, linthresh=2.0)
     with pytest.raises(TypeError, match="pd must be a PhaseDiagram"):
-        figures.simulation.draw_phase_diagram(axes[0, 0], None, 40)
+        figures.sweeps.draw_phase_diagram(axes[0, 0], None, 40)
     with pytest.raises(ValueError, match="one panel per run"):
-        figures.simulation.draw_field_grid(axes, {"a": None})
+        figures.sweeps.draw_field_grid(axes, {"a": None})
 
 
 def test_draw_model_row_draws_the_samples_covariance_and_marginal():
@@ -184,6 +184,54 @@ def test_draw_amplifier_deviation_and_curves():
     top, bottom = Figure().subplots(2, 1)
     figures.amplifier.draw_amplifier(top, bottom, data.Kur(xi=1.0, k=4.0).marginal, a, name="Kur(k = 4)")
     assert len(top.lines) == 2 and len(bottom.lines) == 2 and "∞" in top.get_title()
+
+
+def _sweep(params, kurtosis, curves):
+    """A synthetic IPRSweep: one task per curve (C,), two identical initialisations, times 0..C-1."""
+    from localization.experiments import IPRSweep
+
+    curves = np.asarray(curves, dtype=np.float64)
+    p, c = curves.shape
+    ipr = np.repeat(curves[:, None, :], 2, axis=1)
+    return IPRSweep(
+        np.asarray(params, float), np.asarray(kurtosis, float), np.arange(c, dtype=float), np.arange(c), ipr, None
+    )
+
+
+def test_fig5_settling_times_are_the_last_exits_from_the_band():
+    """A curve that reaches its final value at checkpoint j and stays there settles at time j; one
+    that oscillates by more than SETTLE_TOL until the end settles at the last checkpoint."""
+    from localization import experiments as ex
+
+    tol = figures.simulation.SETTLE_TOL
+    flat_after_3 = [0.0, 0.2, 0.5, 0.9, 0.9, 0.9]
+    wobbling = [0.1, 0.1 + 3 * tol, 0.1, 0.1 + 3 * tol, 0.1, 0.1 + 3 * tol]
+    settled_at_once = [0.3] * 6
+    result = ex.Fig5Result(
+        nlgp=_sweep([0.1, 10.0], [0.5, -1.9], [flat_after_3, settled_at_once]),
+        kur=_sweep([5.0], [1.3], [wobbling]),
+        settings=figures.simulation.FIG5,
+    )
+    built = figures.simulation.fig5_settling(result=result)
+    assert built.data == {("NLGP($g$)", 0.1): 3.0, ("NLGP($g$)", 10.0): 0.0, ("Kur($k$)", 5.0): 5.0}
+    top, bottom = [ax for ax in built.figure.get_axes() if ax.get_label() != "<colorbar>"]
+    assert len(top.lines) == 2 and len(bottom.lines) == 1
+    np.testing.assert_allclose(bottom.lines[0].get_ydata(), wobbling)
+    with pytest.raises(TypeError, match="result must be a Fig5Result"):
+        figures.simulation.fig5_settling(result={"nlgp": None})
+
+
+def test_ipr_six_models_draws_mean_and_reference_levels():
+    sweeps = {"a": _sweep([1.0], [-2.0], [[0.1, 0.5, 0.8]]), "b": _sweep([2.0], [0.0], [[0.1, 0.08, 0.07]])}
+    built = figures.simulation.ipr_six_models(six=figures.simulation.SixModels({}, sweeps))
+    (ax,) = built.figure.get_axes()
+    n = figures.simulation.N
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), [0.1, 0.5, 0.8])
+    levels = sorted(float(line.get_ydata()[0]) for line in ax.lines[2:])
+    np.testing.assert_allclose(levels, [3 / (2 * n), 3 / (n + 2)])
+    assert ax.get_yscale() == "log" and built.data.runs is sweeps
+    with pytest.raises(TypeError, match="six must be a SixModels"):
+        figures.simulation.ipr_six_models(six=sweeps)
 
 
 # Figures are drawn at the page column's width in the book style, so that no text is shown smaller than
@@ -327,16 +375,16 @@ def test_mechanism_figures_are_registered_for_their_chapter(capsys):
 def test_mechanism_drawing_checks_its_arguments():
     from matplotlib.figure import Figure
 
-    from localization.figures import mechanism
+    from localization.figures import flows, mechanism
 
     fig = Figure()
     ax = fig.subplots()
     with pytest.raises(ValueError, match="alphas must name the same tasks"):
-        mechanism.draw_gain(ax, [0.1, 0.2], {"a": [1.0, 1.1]}, {"b": 0.1})
+        flows.draw_gain(ax, [0.1, 0.2], {"a": [1.0, 1.1]}, {"b": 0.1})
     with pytest.raises(ValueError, match=r"gains\['a'\] must have the shape"):
-        mechanism.draw_gain(ax, [0.1, 0.2], {"a": [1.0]}, {"a": 0.1})
+        flows.draw_gain(ax, [0.1, 0.2], {"a": [1.0]}, {"a": 0.1})
     with pytest.raises(TypeError, match="trajectories must be a non-empty mapping"):
-        mechanism.draw_ipr_split(Figure().subplots(2), {}, {}, 40)
+        flows.draw_ipr_split(Figure().subplots(2), {}, {}, 40)
     tr = mechanism.integrate_flows(mechanism.setup(), 20)
     with pytest.raises(ValueError, match=r"steps \[7\] are not checkpoints"):
-        mechanism.draw_flow_snapshots(Figure().subplots(3, 1, squeeze=False), tr, {k: np.eye(40) for k in tr}, [7])
+        flows.draw_flow_snapshots(Figure().subplots(3, 1, squeeze=False), tr, {k: np.eye(40) for k in tr}, [7])

@@ -7,10 +7,12 @@ The command is ``python -m localization figures --out DIR [--only NAMES] [--scal
   builder returns: the figure and the data its chapter reads);
 * one module per chapter with figures, in book order — ``intro``, ``data``, ``simulation``,
   ``many_neurons``, ``ica``, ``two_dimensions``, ``amplifier``, ``mechanism``,
-  ``effective_dynamics`` — each
+  ``effective_dynamics`` (and ``effective_dynamics_claims``, its other two figures) — each
   with the chapter's builders (``figures.simulation.fig5_ipr_vs_kurtosis()``), its settings as module
   constants and its drawing functions (``draw_*``);
-* ``draw`` — the effective-dynamics chapter's drawing functions (its figures: ``effective_dynamics``).
+* ``draw`` — the effective-dynamics chapter's drawing functions (its figures: ``effective_dynamics``);
+* ``sweeps`` — the simulation chapter's drawing of IPR sweeps (its figures: ``simulation``);
+* ``flows`` — the mechanism chapter's drawing of the effective flow (its figures: ``mechanism``).
 
 Importing the package imports every chapter module, so that every figure is registered. The shared
 panels and the book's style are :mod:`localization.plotting`.
@@ -18,7 +20,7 @@ panels and the book's style are :mod:`localization.plotting`.
 
 from localization.figures import registry  # noqa: I001  (the machinery first)
 from localization.figures import intro, data, simulation, many_neurons, ica, two_dimensions, amplifier, mechanism
-from localization.figures import draw, effective_dynamics
+from localization.figures import draw, effective_dynamics, effective_dynamics_claims, flows, sweeps
 from localization.figures.draw import draw_breakdown, draw_breakdown_snapshots, draw_sgd_vs_flow
 from localization.figures.registry import (
     FIGURES,
@@ -44,7 +46,10 @@ __all__ = [
     "amplifier",
     "mechanism",
     "effective_dynamics",
+    "effective_dynamics_claims",
+    "sweeps",
     "draw",
+    "flows",
     "draw_breakdown",
     "draw_breakdown_snapshots",
     "draw_sgd_vs_flow",

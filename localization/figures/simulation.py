@@ -3,22 +3,20 @@ r"""The figures of the simulation chapter (``book/simulation.md``): M2 on every 
 Settings (module constants, which the chapter quotes): :data:`EVO` and :data:`EVO_MODELS` (the six
 models), :data:`FIG5` (paper Fig. 5 at the chapter's scale), :data:`PD` (the phase diagram).
 
-* :func:`draw_field_grid`, :func:`draw_ipr_vs_kurtosis`, :func:`draw_phase_diagram` — the drawing;
-* :func:`fig3_fields_six_models`, :func:`fig5_ipr_vs_kurtosis`, :func:`phase_diagram` — the
-  registered builders (``python -m localization figures``), which the chapter calls.
+* :func:`six_models` — the six models' runs (both of their figures show them);
+* :func:`fig3_fields_six_models`, :func:`ipr_six_models`, :func:`fig5_ipr_vs_kurtosis`,
+  :func:`fig5_settling`, :func:`phase_diagram` — the registered builders (``python -m localization
+  figures``), which the chapter calls; they draw with :mod:`localization.figures.sweeps`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-import numpy as np
-
-from localization import book, data, plotting
+from localization import book, data, metrics, plotting
 from localization import experiments as ex
-from localization import validation as v
-from localization.experiments import Fig5Result, IPRSweep, PhaseDiagram
+from localization.experiments import Fig5Result, IPRSweep
+from localization.figures import sweeps
 from localization.figures.registry import Built, check_scale, new_figure, register
 
 __all__ = [
@@ -29,14 +27,15 @@ __all__ = [
     "EVO_GROUPS",
     "FIG5",
     "LINTHRESH",
+    "SETTLE_TOL",
     "PD",
     "PD_PAPER",
     "SixModels",
-    "draw_field_grid",
-    "draw_ipr_vs_kurtosis",
-    "draw_phase_diagram",
+    "six_models",
     "fig3_fields_six_models",
+    "ipr_six_models",
     "fig5_ipr_vs_kurtosis",
+    "fig5_settling",
     "phase_diagram",
 ]
 
@@ -60,6 +59,8 @@ EVO_GROUPS = [["NLGP(g=100)", "NLGP(g=0.01)"], ["Kur(k=10)", "Kur(k=5)"], ["Isin
 FIG5 = ex.PAPER_FIG5.replace(batch=1000, steps=4000, checkpoints=41)
 #: The horizontal axis of Fig. 5 is linear on [-LINTHRESH, LINTHRESH], logarithmic outside.
 LINTHRESH = 2.0
+#: A mean IPR curve has settled at the first checkpoint after which it stays within SETTLE_TOL of its end.
+SETTLE_TOL = 0.05
 #: The phase diagram: Kur exponents, length-scale ratios ξ₁/ξ₀, ξ₀ and training (learning rate 0.1).
 PD = dict(
     ks=(4.5, 5.0, 5.4, 6.1, 7.0, 10.0, 50.0),
@@ -88,159 +89,24 @@ class SixModels(NamedTuple):
     runs: dict[str, IPRSweep]
 
 
-def draw_field_grid(axes: Any, runs: Mapping[str, IPRSweep]) -> Any:
-    """Draw the receptive field of the first initialisation during training, one panel per run.
-
-    Each panel is titled with the excess kurtosis and the final IPR; axis labels on the outer panels
-    and one colour bar for time, below the grid.
+def six_models(scale: str = "chapter") -> SixModels:
+    """Train M2 on the six tasks of :data:`EVO_MODELS`, keeping the weights (book key ``("simulation", "evo")``).
 
     Parameters
     ----------
-    axes : 2-D array of matplotlib Axes
-        One panel per run.
-    runs : mapping of str to IPRSweep
-        Label → a single-task sweep computed with ``keep_weights=True``.
+    scale : {"chapter", "paper"}
+        :data:`EVO` or :data:`EVO_PAPER`.
 
     Returns
     -------
-    matplotlib.colorbar.Colorbar
-        The time colour bar.
+    SixModels
+        The tasks and one single-task sweep per label (tasks of one family in one vmapped call,
+        :data:`EVO_GROUPS`).
     """
-    import matplotlib as mpl
-
-    grid = np.asarray(axes, dtype=object)
-    if grid.ndim != 2 or grid.size != len(runs):
-        raise ValueError(f"axes must be a 2-D grid with one panel per run ({len(runs)}), got shape {grid.shape}")
-    for label, res in runs.items():
-        if not isinstance(res, IPRSweep) or res.path is None:
-            raise TypeError(f"runs[{label!r}] must be an IPRSweep computed with keep_weights=True")
-    for ax, (label, res) in zip(grid.flat, runs.items(), strict=True):
-        plotting.plot_field_evolution(ax, res.path[0, 0], res.times, every=4, colorbar=False, xlabel="", ylabel="")
-        ax.set_title(f"{label}\n$\\kappa - 3 = {res.excess_kurtosis[0]:+.2g}$, IPR {res.final_ipr[0, 0]:.2f}")
-    for ax in grid[-1]:
-        ax.set_xlabel("position $i$")
-    for ax in grid[:, 0]:
-        ax.set_ylabel("weight $w_i$")
-    time_colors = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(0, res.times[-1]), cmap=plotting.TIME_CMAP)
-    return grid[0, 0].figure.colorbar(time_colors, ax=grid, label="time $t$", location="bottom", shrink=0.6)
-
-
-def draw_ipr_vs_kurtosis(ax: Any, result: Fig5Result, *, linthresh: float = LINTHRESH, annotate: bool = True) -> Any:
-    """Draw paper Fig. 5: mean ± std over initialisations of the final IPR against the excess kurtosis.
-
-    NLGP (circles) and Kur (open squares); dotted: random-vector IPR 3/(N+2); dashed: sinusoid
-    3/(2N). The horizontal axis is linear on [-linthresh, linthresh] and logarithmic outside.
-
-    Parameters
-    ----------
-    ax : matplotlib Axes
-        The panel.
-    result : Fig5Result
-        From ``experiments.fig5``.
-    linthresh : float
-        Half-width of the linear part of the horizontal axis (> 0).
-    annotate : bool
-        Label Kur(4.1, 5, 6.1, 7.7, 50) right of their points and three NLGP gains left of theirs.
-
-    Returns
-    -------
-    matplotlib Axes
-        ``ax``.
-    """
-    if not isinstance(result, Fig5Result):
-        raise TypeError(f"result must be a Fig5Result, got {type(result).__name__}")
-    linthresh = v.positive("linthresh", linthresh)
-    n = result.settings.n
-    for sweep, label, marker in [(result.nlgp, "NLGP($g$)", "o"), (result.kur, "Kur($k$)", "s")]:
-        ax.errorbar(
-            sweep.excess_kurtosis,
-            sweep.mean,
-            yerr=sweep.std,
-            fmt=marker,
-            ms=5,
-            capsize=3,
-            label=label,
-            mfc="none" if marker == "s" else None,
-        )
-    ax.axvline(0, color="0.3", lw=1)
-    ax.axhline(3 / (n + 2), color="0.4", ls=":", lw=1)
-    ax.axhline(3 / (2 * n), color="0.4", ls="--", lw=1)
-    ax.set_xscale("symlog", linthresh=linthresh, linscale=2.5)
-    ax.set_xlim(-2.2, 40)
-    ticks = [-2, -1, 0, 1, 2, 5, 10, 20]
-    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel("excess kurtosis of the marginals (exact)")
-    ax.set_ylabel("final IPR")
-    ax.legend(loc="upper right")
-    if annotate:
-        nlgp_values = result.nlgp.params[[2, 3, -1]] if result.nlgp.params.size > 3 else result.nlgp.params
-        labels = [(result.kur, [4.1, 5.0, 6.1, 7.7, 50.0], "k={:g}"), (result.nlgp, nlgp_values, "g={:.2g}")]
-        for sweep, values, fmt in labels:
-            for p in values:
-                i = int(np.argmin(np.abs(sweep.params - p)))
-                # NLGP labels left of their points (Kur's are right of theirs), unless at the left edge
-                left = sweep is result.nlgp and sweep.excess_kurtosis[i] > -1.5
-                ax.annotate(
-                    fmt.format(sweep.params[i]),
-                    (sweep.excess_kurtosis[i], sweep.mean[i]),
-                    textcoords="offset points",
-                    xytext=(-7 if left else 7, 4),
-                    ha="right" if left else "left",
-                    va="bottom",
-                )
-    return ax
-
-
-def draw_phase_diagram(ax: Any, pd: PhaseDiagram, n: int) -> Any:
-    """Draw the mean final IPR of a phase diagram over excess kurtosis × length-scale ratio.
-
-    Columns ordered by excess kurtosis, rows by length-scale ratio, logarithmic colours from the
-    sinusoid level 3/(2N) to 1, each cell's value printed, and a red line at zero excess kurtosis
-    (placed linearly in kurtosis between the last negative and the first positive column).
-
-    Parameters
-    ----------
-    ax : matplotlib Axes
-        The panel.
-    pd : PhaseDiagram
-        From ``experiments.phase_diagram``.
-    n : int
-        Input size (sets the lower colour limit 3/(2n)).
-
-    Returns
-    -------
-    matplotlib.colorbar.Colorbar
-        The colour bar.
-    """
-    from matplotlib.colors import LogNorm
-
-    if not isinstance(pd, PhaseDiagram):
-        raise TypeError(f"pd must be a PhaseDiagram, got {type(pd).__name__}")
-    order = np.argsort(pd.excess_kurtosis)
-    cols = np.arange(len(order))
-    im = ax.imshow(
-        pd.mean[:, order], origin="lower", aspect="auto", cmap="viridis", norm=LogNorm(vmin=3 / (2 * n), vmax=1.0)
-    )
-    for r in range(len(pd.ratios)):
-        for c, j in enumerate(order):
-            value = pd.mean[r, j]
-            ax.text(c, r, f"{value:.2f}", ha="center", va="center", color="w" if value < 0.3 else "k")
-    e_sorted = pd.excess_kurtosis[order]
-    negative = np.flatnonzero(e_sorted < 0)
-    if negative.size and negative.max() + 1 < len(e_sorted):
-        c0 = int(negative.max())
-        x0 = c0 + (0 - e_sorted[c0]) / (e_sorted[c0 + 1] - e_sorted[c0])
-        ax.axvline(x0, color="r", lw=2)
-        ax.text(x0, len(pd.ratios) - 0.45, " excess kurtosis 0", color="r", va="bottom")
-    ax.set_xticks(cols, [f"{e:+.2f}\nk={k:g}" for e, k in zip(e_sorted, pd.ks[order], strict=True)])
-    ax.set_yticks(range(len(pd.ratios)), [f"{r:g}" for r in pd.ratios])
-    ax.grid(False)
-    ax.set_xlabel("excess kurtosis of Kur(k)")
-    ax.set_ylabel(r"length-scale ratio $\xi_1/\xi_0$")
-    cbar = ax.figure.colorbar(im, ax=ax, label="final IPR (mean)")
-    cbar.set_ticks([0.04, 0.07, 0.1, 0.2, 0.5, 1.0], labels=["0.04", "0.07", "0.1", "0.2", "0.5", "1"])
-    return cbar
+    settings = EVO_PAPER if check_scale(scale) == "paper" else EVO
+    tasks = {label: data.family_task(*spec) for label, spec in EVO_MODELS.items()}
+    runs = ex.grouped_ipr_sweep(book.key("simulation", "evo"), tasks, EVO_GROUPS, n=N, **settings, keep_weights=True)
+    return SixModels(tasks, runs)
 
 
 @register("fig3_fields_six_models", "simulation")
@@ -262,12 +128,37 @@ def fig3_fields_six_models(scale: str = "chapter") -> Built:
     Built
         The figure and a :class:`SixModels`.
     """
-    settings = EVO_PAPER if check_scale(scale) == "paper" else EVO
-    tasks = {label: data.family_task(*spec) for label, spec in EVO_MODELS.items()}
-    runs = ex.grouped_ipr_sweep(book.key("simulation", "evo"), tasks, EVO_GROUPS, n=N, **settings, keep_weights=True)
+    six = six_models(scale)
     fig = new_figure((plotting.COLUMN_WIDTH, 8.4), layout="constrained")
-    draw_field_grid(fig.subplots(3, 2, sharex=True), runs)
-    return Built(fig, SixModels(tasks, runs))
+    sweeps.draw_field_grid(fig.subplots(3, 2, sharex=True), six.runs)
+    return Built(fig, six)
+
+
+@register("ipr_six_models", "simulation")
+def ipr_six_models(scale: str = "chapter", six: SixModels | None = None) -> Built:
+    """Build the IPR of M2 during training on the six tasks of ``fig3_fields_six_models``.
+
+    Mean ± std over the initialisations against time, on a logarithmic axis, with the random-vector
+    level 3/(N+2) and the sinusoid level 3/(2N) (the runs and settings of ``fig3_fields_six_models``).
+
+    Parameters
+    ----------
+    scale : {"chapter", "paper"}
+        The settings of :func:`six_models` when ``six`` is not given.
+    six : SixModels, optional
+        The runs, when already computed (the chapter passes ``fig3_fields_six_models().data``).
+
+    Returns
+    -------
+    Built
+        The figure and the :class:`SixModels` drawn.
+    """
+    six = six_models(scale) if six is None else six
+    if not isinstance(six, SixModels):
+        raise TypeError(f"six must be a SixModels, got {type(six).__name__}")
+    fig = new_figure((plotting.COLUMN_WIDTH, 5.6), layout="constrained")
+    sweeps.draw_ipr_during_training(fig.subplots(), six.runs, N)
+    return Built(fig, six)
 
 
 @register("fig5_ipr_vs_kurtosis", "simulation")
@@ -290,8 +181,53 @@ def fig5_ipr_vs_kurtosis(scale: str = "chapter") -> Built:
     settings = ex.PAPER_FIG5 if check_scale(scale) == "paper" else FIG5
     result = ex.fig5(book.key("simulation", "fig5"), settings)
     fig = new_figure((plotting.COLUMN_WIDTH, 4.6), layout="constrained")
-    draw_ipr_vs_kurtosis(fig.subplots(), result, linthresh=LINTHRESH)
+    sweeps.draw_ipr_vs_kurtosis(fig.subplots(), result, linthresh=LINTHRESH)
     return Built(fig, result)
+
+
+@register("fig5_settling", "simulation")
+def fig5_settling(scale: str = "chapter", result: Fig5Result | None = None) -> Built:
+    """Build the mean IPR during training for every value of the Fig. 5 sweep, coloured by excess kurtosis.
+
+    One panel per family (NLGP, Kur); colour: the excess kurtosis on a diverging map with a dark
+    middle (:data:`localization.plotting.SIGNED_CMAP`, centred at 0, clipped at ±2). Each curve's
+    settling time is the first checkpoint after which it stays within :data:`SETTLE_TOL` of its
+    final value (``metrics.settling_step``).
+
+    Parameters
+    ----------
+    scale : {"chapter", "paper"}
+        The settings of ``fig5_ipr_vs_kurtosis`` when ``result`` is not given.
+    result : Fig5Result, optional
+        The sweep, when already computed (the chapter passes ``fig5_ipr_vs_kurtosis().data``).
+
+    Returns
+    -------
+    Built
+        The figure and a dict (family label, parameter) → settling time, NLGP values first.
+    """
+    import matplotlib as mpl
+    from matplotlib.colors import TwoSlopeNorm
+
+    if result is None:
+        settings = ex.PAPER_FIG5 if check_scale(scale) == "paper" else FIG5
+        result = ex.fig5(book.key("simulation", "fig5"), settings)
+    if not isinstance(result, Fig5Result):
+        raise TypeError(f"result must be a Fig5Result, got {type(result).__name__}")
+    fig = new_figure((plotting.COLUMN_WIDTH, 6.8), layout="constrained")
+    axes = fig.subplots(2, 1, sharex=True, sharey=True)
+    kurt_colors = mpl.cm.ScalarMappable(norm=TwoSlopeNorm(0.0, -2.0, 2.0), cmap=plotting.SIGNED_CMAP)
+    settle = {}
+    for ax, sweep, family in [(axes[0], result.nlgp, "NLGP($g$)"), (axes[1], result.kur, "Kur($k$)")]:
+        for p, e, path in zip(sweep.params, sweep.excess_kurtosis, sweep.ipr, strict=True):
+            m = path.mean(axis=0)
+            settle[(family, float(p))] = sweep.times[metrics.settling_step(m, SETTLE_TOL)]
+            ax.plot(sweep.times, m, color=kurt_colors.to_rgba(min(e, 2.0)), lw=1.5)
+        ax.set_title(f"{family}: mean IPR during training")
+        ax.set_ylabel("IPR")
+    axes[1].set_xlabel("time $t$ = steps × learning rate")
+    fig.colorbar(kurt_colors, ax=axes, label="excess kurtosis (clipped at 2)", shrink=0.7)
+    return Built(fig, settle)
 
 
 @register("phase_diagram", "simulation")
@@ -325,5 +261,5 @@ def phase_diagram(scale: str = "chapter") -> Built:
         checkpoints=s["checkpoints"],
     )
     fig = new_figure((plotting.COLUMN_WIDTH, 4.4), layout="constrained")
-    draw_phase_diagram(fig.subplots(), pd, N)
+    sweeps.draw_phase_diagram(fig.subplots(), pd, N)
     return Built(fig, pd)
