@@ -11,6 +11,9 @@ the chapter's checks read:
 * :func:`fig8_breakdown`, :func:`fig8_snapshots` — paper Fig. 8: where the flow and SGD part
   (:class:`Breakdown`, computed once and passed to the second figure).
 
+The chapter's two other figures, the peak count (paper §4.2) and Claim 3.2 in simulation, are in
+:mod:`localization.figures.effective_dynamics_claims`.
+
 The drawing functions are those of :mod:`localization.figures.draw` (the chapter's figures only).
 """
 
@@ -23,7 +26,7 @@ import jax
 import numpy as np
 
 from localization import book, data, metrics, models, plotting, train
-from localization.experiments import comparison as cmp
+from localization.experiments import effective_dynamics as cmp
 from localization.figures.draw import draw_breakdown, draw_breakdown_snapshots, draw_sgd_vs_flow
 from localization.figures.registry import Built, check_scale, new_figure, register
 from localization.theory import assumptions
@@ -42,6 +45,7 @@ __all__ = [
     "Fig3Runs",
     "Breakdown",
     "fig3_tasks",
+    "initial_weights",
     "fig3_sgd_vs_flow",
     "breakdown",
     "fig8_breakdown",
@@ -105,6 +109,17 @@ def fig3_tasks() -> dict[str, data.LengthscaleTask]:
     }
 
 
+def initial_weights() -> jax.Array:
+    """Return the chapter's 30 initialisations (book key ``(CHAPTER, "peaks-w0")``, scale 1e-3).
+
+    Returns
+    -------
+    jax.Array, shape (INITS, N)
+        Fig. 3's initial weights, which the peak count and Claim 3.2's sweeps start from too.
+    """
+    return models.init_weights(book.key(CHAPTER, "peaks-w0"), N, init_scale=1e-3, num=INITS)
+
+
 def _first(c: cmp.Comparison) -> cmp.Comparison:
     return c._replace(
         **{k: getattr(c, k)._replace(weights=np.asarray(getattr(c, k).weights[0])) for k in ("sgd", "flow", "taylor")}
@@ -131,7 +146,7 @@ def fig3_sgd_vs_flow(scale: str = "chapter") -> Built:
     """
     batch = FIG3_BATCH[check_scale(scale)]
     tasks = fig3_tasks()
-    w0 = models.init_weights(book.key(CHAPTER, "peaks-w0"), N, init_scale=1e-3, num=INITS)
+    w0 = initial_weights()
     common = dict(lr=LR, steps=STEPS, checkpoints=41, balanced=True)
     runs = {
         "Ising": cmp.compare_flow_and_sgd(
