@@ -19,12 +19,13 @@ Conventions (book-wide; the book states them once, in the chapter *Localization 
   ``streams="per_init"`` gives initialisation ``i`` its own stream, ``fold_in(fold_in(key, i), t)``
   at step ``t``, as the paper's code does (new data per seed), at one batch per initialisation per step.
 * Steps run inside :func:`localization.trajectory.checkpointed_scan` (``lax.scan`` over the
-  checkpoints, ``fori_loop`` between them) under one ``jit``, by :func:`gradient_descent`, which the
-  reduced model of :mod:`localization.experiments.specialisation` also uses; compiled functions are
-  cached by JAX on (static configuration, shapes, dtypes, task structure), so repeated calls with
-  the same shapes do not recompile (learning rate and checkpoint *positions* are traced values).
-* Settings: :func:`train_online` and :func:`train_sweep` take one :class:`OnlineSettings` (or its
-  fields as keywords), validated once when it is built.
+  checkpoints, ``fori_loop`` between them) under one ``jit``, by
+  :func:`localization.sgd.gradient_descent`, which the reduced model of
+  :mod:`localization.experiments.specialisation` also uses; compiled functions are cached by JAX
+  on (static configuration, shapes, dtypes, task structure), so repeated calls with the same shapes
+  do not recompile (learning rate and checkpoint *positions* are traced values).
+* Settings: :func:`train_online` and :func:`train_sweep` take one
+  :class:`~localization.sgd.OnlineSettings` (or its fields as keywords), validated once when built.
 * Several devices: the initialisations (:func:`train_online`) or the tasks (:func:`train_sweep`) are
   split over all JAX devices by :func:`localization.sharding.shard_leading` (identity on one device);
   the shared batch is then drawn once per step on every device.
@@ -61,10 +62,7 @@ from localization.traced_task import rebuild_task, split_task, stack_tasks
 from localization.trajectory import Trajectory, checkpoint_gaps, checkpoint_steps
 
 __all__ = [
-    "Trajectory",
     "mse",
-    "checkpoint_steps",
-    "OnlineSettings",
     "train_online",
     "train_sweep",
     "train_full_batch",
@@ -204,7 +202,7 @@ def _online(run, key, tasks, w0, s, extra=()):
 
 
 def train_online(
-    key: Any, task: Task, w0: ArrayLike | _models.Params, settings: OnlineSettings | None = None, **fields: Any
+    key: jax.Array, task: Task, w0: ArrayLike | _models.Params, settings: OnlineSettings | None = None, **fields: Any
 ) -> Trajectory:
     r"""Online SGD on the MSE (paper Eq. (9)) with a fresh batch from ``task`` at every step.
 
@@ -219,13 +217,13 @@ def train_online(
     w0 : initial parameters. ``model="neuron"``: (..., N) array. ``"committee"``: (..., K, N) array or
         ``Params(w, b)``. ``"two_layer"``: ``Params(w, a, b, c)``. Leading axes ``...`` are independent
         initialisations, all trained on the same data stream (unless ``streams="per_init"``).
-    settings : :class:`OnlineSettings`, or None to build them from ``fields``.
-    **fields : the fields of :class:`OnlineSettings` (``lr``, ``batch``, ``steps`` required without
-        ``settings``; with ``settings``, values that replace its own).
+    settings : :class:`~localization.sgd.OnlineSettings`, or None to build them from ``fields``.
+    **fields : the fields of :class:`~localization.sgd.OnlineSettings` (``lr``, ``batch``, ``steps``
+        required without ``settings``; with ``settings``, values that replace its own).
 
     Returns
     -------
-    Trajectory
+    localization.trajectory.Trajectory
         ``times = steps × lr`` (C,), ``steps`` (C,), ``weights`` (..., C, N) (or Params), ``loss``
         (..., C) or None.
     """
@@ -233,8 +231,8 @@ def train_online(
 
 
 def train_sweep(
-    key: Any,
-    tasks: Sequence[Any],
+    key: jax.Array,
+    tasks: Sequence[Task],
     w0: ArrayLike | _models.Params,
     settings: OnlineSettings | None = None,
     **fields: Any,
@@ -252,7 +250,7 @@ def train_sweep(
 
     Returns
     -------
-    Trajectory
+    localization.trajectory.Trajectory
         ``weights`` (P, ..., C, N) and ``loss`` (P, ..., C) (or None).
     """
     settings = OnlineSettings.of(settings, **fields)
@@ -278,12 +276,13 @@ def train_on_data(
     ----------
     x, y : (M, N) inputs and (M,) targets.
     w0 : initial parameters as for :func:`train_online` (leading axes = initialisations).
-    lr, steps, checkpoints, model, activation, record_loss : as in :class:`OnlineSettings`.
+    lr, steps, checkpoints, model, activation, record_loss : as in
+        :class:`~localization.sgd.OnlineSettings`.
     dtype : float32 or float64; default ``x``'s floating dtype.
 
     Returns
     -------
-    Trajectory
+    localization.trajectory.Trajectory
         As for :func:`train_online`; ``loss`` is the full-data loss.
     """
     x = v.float_array("x", x, ndim_min=2)
@@ -305,7 +304,7 @@ def train_on_data(
 
 
 def train_full_batch(
-    key: Any,
+    key: jax.Array,
     task: Task,
     w0: ArrayLike | _models.Params,
     *,
@@ -328,11 +327,11 @@ def train_full_batch(
     ----------
     key, task, w0 : as for :func:`train_online`.
     lr, batch, steps, checkpoints, n, model, activation, dtype, record_loss, prng : as in
-        :class:`OnlineSettings` (``prng`` default "key").
+        :class:`~localization.sgd.OnlineSettings` (``prng`` default "key").
 
     Returns
     -------
-    Trajectory
+    localization.trajectory.Trajectory
         As for :func:`train_on_data`.
     """
     _check_task(task, False)

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from localization import models, train
+from localization import models, sgd, train, trajectory
 from localization.data import NLGP, Gaussian, LengthscaleTask
 from localization.data import spectral as _covariance
 from localization.prng import splitmix_key
@@ -256,19 +256,19 @@ def test_committee_and_grid_inputs_run_with_correct_shapes():
 
 # --------------------------------------------------------------------------------------- validation
 def test_checkpoint_steps():
-    np.testing.assert_array_equal(train.checkpoint_steps(3, 10), [0, 5, 10])
-    np.testing.assert_array_equal(train.checkpoint_steps(1, 10), [10])
-    np.testing.assert_array_equal(train.checkpoint_steps(50, 3), [0, 1, 2, 3])
+    np.testing.assert_array_equal(trajectory.checkpoint_steps(3, 10), [0, 5, 10])
+    np.testing.assert_array_equal(trajectory.checkpoint_steps(1, 10), [10])
+    np.testing.assert_array_equal(trajectory.checkpoint_steps(50, 3), [0, 1, 2, 3])
     with pytest.raises(ValueError, match="checkpoints must lie in"):
-        train.checkpoint_steps([0, 11], 10)
+        trajectory.checkpoint_steps([0, 11], 10)
     with pytest.raises(ValueError, match="non-decreasing"):
-        train.checkpoint_steps([5, 1], 10)
+        trajectory.checkpoint_steps([5, 1], 10)
     with pytest.raises(TypeError, match="checkpoints must be an int or"):
-        train.checkpoint_steps([0.5], 10)
+        trajectory.checkpoint_steps([0.5], 10)
     with pytest.raises(TypeError, match="checkpoints"):
-        train.checkpoint_steps(None, 10)
+        trajectory.checkpoint_steps(None, 10)
     with pytest.raises(ValueError, match="checkpoints must be an integer >= 1"):
-        train.checkpoint_steps(0, 10)
+        trajectory.checkpoint_steps(0, 10)
 
 
 def test_train_validation_names_the_parameter():
@@ -360,9 +360,9 @@ def test_train_online_inside_jit_equals_the_eager_call():
 
 # --------------------------------------------------------------------------------------- settings
 def test_online_settings_validate_once_and_normalise():
-    s = train.OnlineSettings(lr=1, batch=4, steps=10, checkpoints=np.array([0, 5, 10]), n=10, dtype="float32")
+    s = sgd.OnlineSettings(lr=1, batch=4, steps=10, checkpoints=np.array([0, 5, 10]), n=10, dtype="float32")
     assert (s.lr, s.checkpoints, s.n, s.dtype) == (1.0, (0, 5, 10), (10,), np.dtype("float32"))
-    assert isinstance(s.lr, float) and train.OnlineSettings(lr=0.1, batch=1, steps=3).checkpoints == 101
+    assert isinstance(s.lr, float) and sgd.OnlineSettings(lr=0.1, batch=1, steps=3).checkpoints == 101
     with pytest.raises(dataclasses.FrozenInstanceError):
         s.lr = 2.0
     bad = [
@@ -375,11 +375,11 @@ def test_online_settings_validate_once_and_normalise():
     ]
     for exc, msg, kw in bad:
         with pytest.raises(exc, match=msg):
-            train.OnlineSettings(**{**dict(lr=0.1, batch=4, steps=10), **kw})
+            sgd.OnlineSettings(**{**dict(lr=0.1, batch=4, steps=10), **kw})
         with pytest.raises(exc, match=msg):  # replacing a field validates again
-            train.OnlineSettings.of(s, **kw)
+            sgd.OnlineSettings.of(s, **kw)
     with pytest.raises(TypeError, match=r"unknown training settings \['learning_rate'\]"):
-        train.OnlineSettings.of(None, learning_rate=0.1, batch=4, steps=10)
+        sgd.OnlineSettings.of(None, learning_rate=0.1, batch=4, steps=10)
     with pytest.raises(TypeError, match="settings must be an OnlineSettings or None, got dict"):
         train.train_online(jax.random.key(0), gaussian_task(), np.ones(N), {"lr": 0.1})
 
@@ -389,14 +389,14 @@ def test_settings_object_and_keywords_give_the_same_run():
     replaced by a keyword: bit-identical trajectories."""
     key, w0 = jax.random.key(2), np.full((2, N), 0.1)
     fields = dict(lr=0.1, batch=8, steps=6, checkpoints=3, record_loss=True)
-    s = train.OnlineSettings(**{**fields, "steps": 99})
+    s = sgd.OnlineSettings(**{**fields, "steps": 99})
     a = train.train_online(key, gaussian_task(), w0, **fields)
     b = train.train_online(key, gaussian_task(), w0, s, steps=6)
     np.testing.assert_array_equal(np.asarray(a.weights), np.asarray(b.weights))
     np.testing.assert_array_equal(np.asarray(a.loss), np.asarray(b.loss))
     np.testing.assert_array_equal(np.asarray(a.steps), [0, 3, 6])
     tasks = [LengthscaleTask(NLGP(XI[0], g), NLGP(XI[1], g)) for g in (3.0, 50.0)]
-    c = train.train_sweep(key, tasks, w0, train.OnlineSettings(**fields))
+    c = train.train_sweep(key, tasks, w0, sgd.OnlineSettings(**fields))
     d = train.train_sweep(key, tasks, w0, **fields)
     np.testing.assert_array_equal(np.asarray(c.weights), np.asarray(d.weights))
     np.testing.assert_array_equal(np.asarray(c.loss), np.asarray(d.loss))
