@@ -70,10 +70,10 @@ def check_schedule(
 
 @dataclasses.dataclass(frozen=True)
 class OnlineSettings:
-    """Everything that configures an online-SGD run of :func:`train_online` or :func:`train_sweep`.
+    """Configure an online-SGD run of :func:`localization.train.train_online` or ``train_sweep``.
 
     Validated and normalised once, when built; :func:`dataclasses.replace` builds a changed copy
-    (validated again). The fields are the keyword arguments of :func:`train_online`.
+    (validated again). The fields are the keyword arguments of ``train_online``.
 
     Parameters
     ----------
@@ -90,7 +90,7 @@ class OnlineSettings:
     balanced : draw exactly ⌊B/2⌋ examples of class 0 and the rest of class 1 (from
         ``task.model0``/``task.model1``) instead of i.i.d. Bernoulli(½) labels: same expected
         gradient, slightly less noise.
-    prng : "splitmix" (default; threefry keys, SplitMix64 bits, see the module docstring) or "key"
+    prng : "splitmix" (default; threefry keys, SplitMix64 bits, see :mod:`localization.train`) or "key"
         (bits from the key's own implementation).
     streams : "shared" (default: every initialisation trains on the one stream of the key) or
         "per_init" (initialisation ``i`` on its own stream, that of ``fold_in(key, i)``, as separate
