@@ -61,7 +61,7 @@ class Trajectory(NamedTuple):
 
         Returns
         -------
-        Trajectory
+        localization.trajectory.Trajectory
             ``weights`` and ``loss`` indexed in front; ``times`` and ``steps`` shared.
         """
 
