@@ -336,7 +336,7 @@ def summarise(records: dict[str, dict], book_dir: str | os.PathLike | None = Non
 
 
 def observed_range(claim_id: str, records: dict[str, dict] | None = None) -> tuple[float, float, int]:
-    """(smallest, largest, number of seeds) of a claim's value over the recorded seeds."""
+    """Return (smallest, largest, number of seeds) of a claim's value over the recorded seeds."""
     records = read_records() if records is None else records
     for record in records.values():
         if claim_id in record["claims"]:

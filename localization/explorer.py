@@ -322,15 +322,22 @@ _counter = itertools.count()
 def explore(figure: Callable[..., Any], /, *, when: Mapping[str, Mapping[str, Any]] | None = None, **arguments: Any):
     """Show ``figure(**values)`` under controls; see the module docstring for the three modes.
 
-    Args:
-        figure: returns a Matplotlib figure (not shown, not closed) for keyword values of its arguments.
-        when: {control: {selector: allowed values}}: show ``control`` only while each ``selector``
-            holds one of its allowed values; otherwise it keeps its default.
-        **arguments: keyword arguments of ``figure``: a :class:`Slider` or :class:`Choice` is a
-            control; any other value is passed as it is.
+    Parameters
+    ----------
+    figure : Callable
+        Returns a Matplotlib figure (not shown, not closed) for keyword values of its arguments.
+    when : Mapping or None
+        ``{control: {selector: allowed values}}``: show ``control`` only while each ``selector``
+        holds one of its allowed values; otherwise it keeps its default.
+    **arguments
+        Keyword arguments of ``figure``: a :class:`Slider` or :class:`Choice` is a control; any
+        other value is passed as it is.
 
-    Returns the explorer's HTML in the static mode (also displayed), the ipywidgets box when live,
-    ``None`` in batch mode.
+    Returns
+    -------
+    HTML or ipywidgets.Box or None
+        The explorer's HTML in the static mode (also displayed), the ipywidgets box when live,
+        ``None`` in batch mode.
     """
     from IPython.display import HTML, display
 

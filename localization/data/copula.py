@@ -61,7 +61,24 @@ __all__ = ["CopulaModel", "Gaussian", "NLGP", "Kur", "RootedKur", "copula_covari
 def copula_covariance(
     h: Callable[[np.ndarray], np.ndarray], c: float, *, order: int = 160, variance: float | None = None
 ) -> float:
-    """E[h(Z1) h(Z2)] for standard normals with correlation ``c`` in [-1, 1] (numpy ``h``)."""
+    """Return E[h(Z1) h(Z2)] for standard normals with correlation ``c`` in [-1, 1] (numpy ``h``).
+
+    Parameters
+    ----------
+    h : Callable
+        A vectorised NumPy function.
+    c : float
+        The correlation, in [-1, 1].
+    order : int
+        Nodes of each tanh-sinh rule.
+    variance : float or None
+        E[h(Z)^2] if known: returned exactly at c = ±1.
+
+    Returns
+    -------
+    float
+        The covariance.
+    """
     c = float(c)
     if c == 0.0:
         return 0.0

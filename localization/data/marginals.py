@@ -159,7 +159,7 @@ class GaussianMarginal(Marginal):
 # NLGP
 # --------------------------------------------------------------------------------------------
 def nlgp_normaliser(gain: ArrayLike) -> jax.Array:
-    """𝒵(g) = sqrt(E[erf(gZ)^2]) = sqrt((2/pi) arcsin(2 g^2 / (1 + 2 g^2))), Z ~ N(0, 1).
+    """Return 𝒵(g) = sqrt(E[erf(gZ)^2]) = sqrt((2/pi) arcsin(2 g^2 / (1 + 2 g^2))), Z ~ N(0, 1).
 
     jnp-traceable in ``gain`` (used inside jitted samplers). Paper Eq. (3).
     """
@@ -224,7 +224,7 @@ def _nlgp_moments(gain: float):
 
 
 def nlgp_excess_kurtosis(gain: float) -> float:
-    """Excess kurtosis of erf(gZ): E[erf(gZ)^4]/E[erf(gZ)^2]^2 - 3 (adaptive quadrature, ~1e-13).
+    """Return the excess kurtosis of erf(gZ): E[erf(gZ)^4]/E[erf(gZ)^2]^2 - 3 (adaptive quadrature, ~1e-13).
 
     E[erf(gZ)^4] is a 4-variate orthant probability with no elementary closed form; it is computed
     by scipy quadrature. Ranges from 0 (g -> 0, Gaussian) to -2 (g -> inf, Rademacher).
@@ -292,7 +292,7 @@ class NLGPMarginal(Marginal):
 # Kur(k): generalised algebraic sigmoid CDF  F_k(y) = (1 + y / (1 + |y|^k)^(1/k)) / 2
 # --------------------------------------------------------------------------------------------
 def kur_raw_moment(k: float, m: int) -> float:
-    """E[Y^m] (m even) for Y with CDF F_k: (1/k) B((m+1)/k, 1 - m/k); inf if m >= k.
+    """Return E[Y^m] (m even) for Y with CDF F_k: (1/k) B((m+1)/k, 1 - m/k); inf if m >= k.
 
     Derivation: Y = q_k(U); for u > 1/2 put s = 2u - 1, y = s / (1 - s^k)^(1/k); then t = s^k gives
     E[Y^m] = int_0^1 s^m (1 - s^k)^(-m/k) ds = (1/k) int_0^1 t^((m+1)/k - 1) (1-t)^(-m/k) dt.
@@ -303,7 +303,7 @@ def kur_raw_moment(k: float, m: int) -> float:
 
 
 def kur_excess_kurtosis(k: float) -> float:
-    """Exact excess kurtosis of Kur(k): k B(5/k, 1-4/k) / B(3/k, 1-2/k)^2 - 3; inf for 2 < k <= 4."""
+    """Return the exact excess kurtosis of Kur(k): k B(5/k, 1-4/k) / B(3/k, 1-2/k)^2 - 3; inf for 2 < k <= 4."""
     k = v.kur_exponent("k", k)
     m2 = kur_raw_moment(k, 2)
     m4 = kur_raw_moment(k, 4)
@@ -319,13 +319,13 @@ def kur_excess_kurtosis_zero() -> float:
 
 
 def kur_normaliser(k: ArrayLike) -> jax.Array:
-    """𝒵_k = sqrt(E[Y^2]) = sqrt(B(3/k, 1 - 2/k) / k); jnp-traceable in k."""
+    """Return 𝒵_k = sqrt(E[Y^2]) = sqrt(B(3/k, 1 - 2/k) / k); jnp-traceable in k."""
     k = jnp.asarray(k)
     return jnp.sqrt(jnp.exp(jax.scipy.special.betaln(3.0 / k, 1.0 - 2.0 / k)) / k)
 
 
 def kur_transform(z: ArrayLike, k: ArrayLike) -> jax.Array | np.ndarray:
-    """Copula map z -> q_k(Phi(z)) / 𝒵_k (paper Eq. (4)), accurate in the tails and in float32.
+    """Apply the copula map z -> q_k(Phi(z)) / 𝒵_k (paper Eq. (4)), accurate in the tails and in float32.
 
     With ``e = erfc(|z|/sqrt 2) = 2 P(Z > |z|)``: ``s = 2 Phi(|z|) - 1 = 1 - e`` and
     ``1 - s^k = -expm1(k log1p(-e))``, so ``q = sign(z) (1 - e) (1 - s^k)^(-1/k)``. JAX arrays (traceable in

@@ -56,11 +56,22 @@ __all__ = [
 
 
 def gate_correlation(gain: ArrayLike, r: ArrayLike) -> np.ndarray:
-    r""":math:`\mathbb E[\mathbb 1(Z_i>0)\operatorname{erf}(gZ_j)]` for standard normals with correlation ``r``.
+    r"""Return :math:`\mathbb E[\mathbb 1(Z_i>0)\operatorname{erf}(gZ_j)]` for standard normals with correlation ``r``.
 
     Closed form :math:`\frac1\pi\arctan\bigl(\sqrt2\,g r/\sqrt{1+2g^2(1-r^2)}\bigr)` (module docstring;
-    notes 001 Eq. (72) has :math:`2/\sqrt\pi` for :math:`1/\pi`). ``gain`` (> 0, finite) and ``r``
-    (in [-1, 1]) broadcast NumPy-style; returns float64 (a 0-d array for scalar inputs).
+    notes 001 Eq. (72) has :math:`2/\sqrt\pi` for :math:`1/\pi`).
+
+    Parameters
+    ----------
+    gain : ArrayLike
+        g > 0, finite.
+    r : ArrayLike
+        Correlations in [-1, 1]; broadcast against ``gain`` NumPy-style.
+
+    Returns
+    -------
+    np.ndarray
+        float64, the broadcast shape (a 0-d array for scalar inputs).
     """
     g = v.finite_real_array("gain", gain)
     r = v.finite_real_array("r", r)
@@ -86,17 +97,44 @@ def _check_task(task: Any) -> LengthscaleTask:
 
 
 def single_gate_second_moment(task: LengthscaleTask, n: int) -> np.ndarray:
-    r""":math:`A = \tfrac14(\Sigma_0+\Sigma_1)` (N, N): exact for one half-space gate (module docstring)."""
+    r"""Return :math:`A = \tfrac14(\Sigma_0+\Sigma_1)` (N, N): exact for one half-space gate (module docstring).
+
+    Parameters
+    ----------
+    task : LengthscaleTask
+        The task (its class covariances).
+    n : int
+        Input size.
+
+    Returns
+    -------
+    np.ndarray
+        (N, N) float64.
+    """
     s0, s1 = _check_task(task).covariances(n)
     return 0.25 * (s0 + s1)
 
 
 def coordinate_gate_moments(task: LengthscaleTask, n: int, coordinate: int) -> Moments:
-    r"""Exact ``b`` and ``A`` of the single coordinate gate :math:`\mathbb 1(x_i>0)`, ``i = coordinate``.
+    r"""Return the exact ``b`` and ``A`` of the single coordinate gate :math:`\mathbb 1(x_i>0)`, ``i = coordinate``.
 
     Class 1 must be :class:`~localization.data.NLGP` (``b`` built on :func:`gate_correlation`) or
     :class:`~localization.data.Gaussian` (:math:`\mathbb E[\mathbb 1(Z_i>0)Z_j] = C_{ij}/\sqrt{2\pi}`);
     class 0 any model of the book (all are sign-symmetric).
+
+    Parameters
+    ----------
+    task : LengthscaleTask
+        The task; class 1 NLGP or Gaussian.
+    n : int
+        Ring size, >= 2.
+    coordinate : int
+        The gated coordinate i, in [0, n).
+
+    Returns
+    -------
+    Moments
+        ``b`` (n,) and ``A`` (n, n), float64.
     """
     task = _check_task(task)
     n = v.integer("n", n, 2)
@@ -116,7 +154,22 @@ def coordinate_gate_moments(task: LengthscaleTask, n: int, coordinate: int) -> M
 
 
 def predict(gating: Gating, w: ArrayLike, x: ArrayLike) -> jax.Array:
-    r""":math:`\hat y(x)=\sum_p g_p(x)\langle w_p,x\rangle`: ``w`` (P, N) or (P N,), ``x`` (..., N) -> (...)."""
+    r"""Return the GDLN's prediction :math:`\hat y(x)=\sum_p g_p(x)\langle w_p,x\rangle`.
+
+    Parameters
+    ----------
+    gating : Gating
+        The gates (P gates on N inputs).
+    w : ArrayLike
+        (P, N) or (P N,) weights.
+    x : ArrayLike
+        (..., N) inputs.
+
+    Returns
+    -------
+    jax.Array
+        (...) predictions.
+    """
     if not isinstance(gating, Gating):
         raise TypeError(f"gating must satisfy theory.gates.Gating, got {gating!r}")
     p, n = gating.num_gates, gating.num_dims

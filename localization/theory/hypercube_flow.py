@@ -131,7 +131,20 @@ def _loss(w, p0, p1, x):
 
 
 def expected_loss(w: ArrayLike, task: HypercubeTask) -> jax.Array:
-    """Exact loss E[(Y - ReLU(<w, X>))^2] (paper Eq. (9), balanced labels), shape (...,) for w (..., n)."""
+    """Return the exact loss E[(Y - ReLU(<w, X>))^2] (paper Eq. (9), balanced labels).
+
+    Parameters
+    ----------
+    w : ArrayLike
+        (..., n) weights.
+    task : HypercubeTask
+        The two class laws on {-1, +1}^n.
+
+    Returns
+    -------
+    jax.Array
+        (...) float64.
+    """
     w = _check(w, task)
     x = jnp.asarray(_hc.vertices(task.n))
     return jnp.vectorize(lambda v: _loss(v, task.p0, task.p1, x), signature="(n)->()")(w)
@@ -151,14 +164,40 @@ def _flow(w, p0, p1, x):
 
 
 def flow_parts(w: ArrayLike, task: HypercubeTask) -> tuple[jax.Array, jax.Array]:
-    r"""(c(w), A(w)) of the flow :math:`\dot w=c-Aw`: shapes (..., n) and (..., n, n) (module docstring)."""
+    r"""Return (c(w), A(w)) of the flow :math:`\dot w=c-Aw` (module docstring).
+
+    Parameters
+    ----------
+    w : ArrayLike
+        (..., n) weights.
+    task : HypercubeTask
+        The two class laws on {-1, +1}^n.
+
+    Returns
+    -------
+    tuple[jax.Array, jax.Array]
+        c (..., n) and A (..., n, n), float64.
+    """
     w = _check(w, task)
     x = jnp.asarray(_hc.vertices(task.n))
     return jnp.vectorize(lambda v: _parts(v, task.p0, task.p1, x), signature="(n)->(n),(n,n)")(w)
 
 
 def flow(w: ArrayLike, task: HypercubeTask) -> jax.Array:
-    r""":math:`\dot w=-\nabla\mathcal L(w)=c(w)-A(w)w`, exact by enumeration; (..., n) in, (..., n) out."""
+    r"""Return the flow :math:`\dot w=-\nabla\mathcal L(w)=c(w)-A(w)w`, exact by enumeration.
+
+    Parameters
+    ----------
+    w : ArrayLike
+        (..., n) weights.
+    task : HypercubeTask
+        The two class laws on {-1, +1}^n.
+
+    Returns
+    -------
+    jax.Array
+        (..., n) float64.
+    """
     w = _check(w, task)
     x = jnp.asarray(_hc.vertices(task.n))
     return jnp.vectorize(lambda v: _flow(v, task.p0, task.p1, x), signature="(n)->(n)")(w)
@@ -193,12 +232,25 @@ def integrate(
 
 
 def fixed_point(w: ArrayLike, task: HypercubeTask, *, max_iter: int = 50) -> tuple[np.ndarray, np.ndarray]:
-    r"""Iterate :math:`w\leftarrow A(w)^{-1}c(w)` from ``w`` (..., n) (module docstring).
+    r"""Iterate :math:`w\leftarrow A(w)^{-1}c(w)` from ``w`` to a fixed point of the flow (module docstring).
 
-    Returns ``(w_star, converged)``: (..., n) float64 and (...,) bool, ``converged`` where two successive
-    iterates agree to 1e-12 relative (then the flow vanishes at ``w_star`` to round-off: each iterate
-    solves the affine flow of the cell of the previous one). Raises ValueError if A(w) is singular
-    (e.g. w = 0, where no vertex is on).
+    ``converged`` where two successive iterates agree to 1e-12 relative (then the flow vanishes at
+    ``w_star`` to round-off: each iterate solves the affine flow of the cell of the previous one).
+    Raises ValueError if A(w) is singular (e.g. w = 0, where no vertex is on).
+
+    Parameters
+    ----------
+    w : ArrayLike
+        (..., n) starting weights.
+    task : HypercubeTask
+        The two class laws on {-1, +1}^n.
+    max_iter : int
+        Largest number of iterations, >= 1.
+
+    Returns
+    -------
+    tuple[np.ndarray, np.ndarray]
+        ``(w_star, converged)``: (..., n) float64 and (...) bool.
     """
     w = np.asarray(_check(w, task))
     max_iter = v.integer("max_iter", max_iter, 1)
