@@ -180,7 +180,7 @@ def draw_breakdown_snapshots(axes: Any, times: Any, sgd: Any, flow: Any, t_break
         Any shape (e.g. 2 × 2), read row by row.
     times : array_like, shape (C,)
         The checkpoint times.
-    sgd, flow : Trajectory
+    sgd, flow : localization.trajectory.Trajectory
         Weights (2, I, C, N): two tasks, I initialisations.
     t_break : float
         The first initialisation's break-down time (NaN: none).

@@ -174,9 +174,9 @@ class Breakdown(NamedTuple):
         The scale's :data:`FIG8` entry.
     w0 : jax.Array, shape (I, n)
         The initial weights (book key ``(CHAPTER, "fig8-w0")``, scale 1e-3).
-    sgd, flow : Trajectory
+    sgd, flow : localization.trajectory.Trajectory
         SGD (book key ``(CHAPTER, "fig8-sgd")``) and the exact-φ flow on both tasks, weights (2, I, C, n).
-    replica : Trajectory
+    replica : localization.trajectory.Trajectory
         An independent SGD run on NLGP(0.01) (book key ``(CHAPTER, "fig8-replica")``), weights (I, C, n).
     times : numpy.ndarray, shape (C,)
         The checkpoint times.

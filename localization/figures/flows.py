@@ -110,7 +110,7 @@ def draw_flow_snapshots(
     ----------
     axes : array of matplotlib.axes.Axes, shape (tasks, len(steps))
         The panels.
-    trajectories : mapping of str to Trajectory
+    trajectories : mapping of str to localization.trajectory.Trajectory
         Task name → one start's flow, weights (C, N).
     cov1 : mapping of str to array_like, each (N, N)
         Task name → its class-1 covariance :math:`\Sigma_1`.
@@ -171,7 +171,7 @@ def draw_ipr_split(
         The panels: the IPR along each trajectory (with :math:`1/N` dotted); the linear-flow part
         (grey) and the gain part (the task's colour) of :math:`\dot P` of each task in ``splits``,
         solid for the first task, dashed for the next, up to time ``tmax``.
-    trajectories : mapping of str to Trajectory
+    trajectories : mapping of str to localization.trajectory.Trajectory
         Task name → one start's flow, weights (C, N).
     splits : mapping of str to (array_like, array_like)
         Task name → the ``(linear, nonlinear)`` parts of :math:`\dot P` along its trajectory, each
