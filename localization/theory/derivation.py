@@ -53,36 +53,31 @@ __all__ = [
 ]
 
 
-# -------------------------------------------------------------------------------------------------
-# validation helpers
-# -------------------------------------------------------------------------------------------------
+# --- validation helpers -----------------------------------------------------------------------------------------------
 def _batch(x, n=None):
-    x = v.float_array("x", x, ndim_min=2)
+    x = jnp.asarray(v.float_array("x", x, ndim_min=2), dtype=jnp.float64)
     if x.ndim != 2:
         raise ValueError(f"x must be a batch of shape (num, n), got shape {tuple(x.shape)}")
     if x.shape[0] < 1:
         raise ValueError("x must contain at least one sample, got an empty batch")
     if n is not None and x.shape[1] != n:
         raise ValueError(f"x must have {n} columns (the length of w), got shape {tuple(x.shape)}")
-    x = jnp.asarray(x, dtype=jnp.float64)
     if not bool(jnp.all(jnp.isfinite(x))):
         raise ValueError("x must be finite, got non-finite entries")
     return x
 
 
 def _weights(w):
-    w = v.float_array("w", w, ndim_min=1)
-    w = jnp.asarray(w, dtype=jnp.float64)
+    w = jnp.asarray(v.float_array("w", w, ndim_min=1), dtype=jnp.float64)
     if not bool(jnp.all(jnp.isfinite(w))):
         raise ValueError("w must be finite, got non-finite entries")
     return w
 
 
 def _labels(y, num):
-    y = v.float_array("y", y, ndim_min=1)
+    y = jnp.asarray(v.float_array("y", y, ndim_min=1), dtype=jnp.float64)
     if y.shape != (num,):
         raise ValueError(f"y must have shape ({num},) (one label per sample), got shape {tuple(y.shape)}")
-    y = jnp.asarray(y, dtype=jnp.float64)
     if not bool(jnp.all(jnp.isfinite(y))):
         raise ValueError("y must be finite, got non-finite entries")
     return y
@@ -93,9 +88,7 @@ def _preactivation(w, x):
     return jnp.einsum("bn,...n->...b", x, w)
 
 
-# -------------------------------------------------------------------------------------------------
-# App. C.1: the loss and its gradient on a batch
-# -------------------------------------------------------------------------------------------------
+# --- App. C.1: the loss and its gradient on a batch -------------------------------------------------------------------
 @jax.jit
 def _mse_loss(w, x, y):
     h = _preactivation(w, x)
@@ -111,12 +104,8 @@ def mse_loss(w: ArrayLike, x: ArrayLike, y: ArrayLike) -> jax.Array:
 
     Parameters
     ----------
-    w : ArrayLike
-        (..., n) weights; leading axes are independent weight vectors.
-    x : ArrayLike
-        (B, n) inputs.
-    y : ArrayLike
-        (B,) labels.
+    w, x, y : ArrayLike
+        Weights (..., n) (leading axes: independent weight vectors), inputs (B, n), labels (B,).
 
     Returns
     -------
@@ -160,12 +149,8 @@ def gradient_terms(w: ArrayLike, x: ArrayLike, y: ArrayLike) -> GradientTerms:
 
     Parameters
     ----------
-    w : ArrayLike
-        (..., n) weights; leading axes are independent weight vectors.
-    x : ArrayLike
-        (B, n) inputs.
-    y : ArrayLike
-        (B,) labels.
+    w, x, y : ArrayLike
+        Weights (..., n) (leading axes: independent weight vectors), inputs (B, n), labels (B,).
 
     Returns
     -------
@@ -191,12 +176,8 @@ def mse_gradient(w: ArrayLike, x: ArrayLike, y: ArrayLike) -> jax.Array:
 
     Parameters
     ----------
-    w : ArrayLike
-        (..., n) weights; leading axes are independent weight vectors.
-    x : ArrayLike
-        (B, n) inputs.
-    y : ArrayLike
-        (B,) labels.
+    w, x, y : ArrayLike
+        Weights (..., n) (leading axes: independent weight vectors), inputs (B, n), labels (B,).
 
     Returns
     -------
@@ -221,10 +202,8 @@ def gated_mean(w: ArrayLike, x: ArrayLike) -> jax.Array:
 
     Parameters
     ----------
-    w : ArrayLike
-        (..., n) weights.
-    x : ArrayLike
-        (B, n) samples of one class.
+    w, x : ArrayLike
+        Weights (..., n) and samples (B, n) of one class.
 
     Returns
     -------
@@ -247,10 +226,8 @@ def gaussian_gated_mean(w: ArrayLike, cov: ArrayLike) -> jax.Array:
 
     Parameters
     ----------
-    w : ArrayLike
-        (..., n) non-zero weights.
-    cov : ArrayLike
-        (n, n) positive-definite covariance Σ.
+    w, cov : ArrayLike
+        Non-zero weights (..., n) and a positive-definite covariance Σ (n, n).
 
     Returns
     -------
@@ -291,10 +268,8 @@ def elliptical_gated_mean(w: ArrayLike, cov: ArrayLike, mean_abs: float) -> jax.
 
     Parameters
     ----------
-    w : ArrayLike
-        (..., n) non-zero weights.
-    cov : ArrayLike
-        (n, n) positive-definite covariance Σ.
+    w, cov : ArrayLike
+        Non-zero weights (..., n) and a positive-definite covariance Σ (n, n).
     mean_abs : float
         The constant C of the law, in (0, 1] (Cauchy–Schwarz).
 
@@ -307,9 +282,7 @@ def elliptical_gated_mean(w: ArrayLike, cov: ArrayLike, mean_abs: float) -> jax.
     return gaussian_gated_mean(w, cov) * (c * math.sqrt(math.pi / 2.0))
 
 
-# -------------------------------------------------------------------------------------------------
-# App. C.2: conditioning on one coordinate
-# -------------------------------------------------------------------------------------------------
+# --- App. C.2: conditioning on one coordinate -------------------------------------------------------------------------
 class GateEstimate(NamedTuple):
     r"""Empirical :math:`P(\langle w,X\rangle\ge0\mid X_i\in\text{bin})` (float64 NumPy arrays, shape (bins,)).
 
@@ -392,14 +365,10 @@ def gaussian_gate_probability(w: ArrayLike, cov: ArrayLike, i: int, x: ArrayLike
 
     Parameters
     ----------
-    w : ArrayLike
-        (n,) weights.
-    cov : ArrayLike
-        (n, n) covariance of the class.
-    i : int
-        The conditioning coordinate, in [0, n).
-    x : ArrayLike
-        Values of :math:`X_i`, any shape.
+    w, cov : ArrayLike
+        Weights (n,) and the covariance (n, n) of the class.
+    i, x : int, ArrayLike
+        The conditioning coordinate (in [0, n)) and values of :math:`X_i` (any shape).
 
     Returns
     -------
@@ -483,12 +452,8 @@ def ising_preactivation_law(J: float, w: ArrayLike, i: int) -> PreactivationLaw:
 
     Parameters
     ----------
-    J : float
-        Coupling, >= 0.
-    w : ArrayLike
-        (n,) integer weights.
-    i : int
-        The conditioning coordinate, in [0, n).
+    J, w, i : float, ArrayLike, int
+        Coupling (>= 0), integer weights (n,) and the conditioning coordinate (in [0, n)).
 
     Returns
     -------
@@ -516,10 +481,8 @@ def ising_gated_mean(J: float, w: ArrayLike) -> np.ndarray:
 
     Parameters
     ----------
-    J : float
-        Coupling, >= 0.
-    w : ArrayLike
-        (n,) integer weights.
+    J, w : float, ArrayLike
+        Coupling (>= 0) and integer weights (n,), as in :func:`ising_preactivation_law`.
 
     Returns
     -------
