@@ -26,9 +26,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from jax.typing import ArrayLike
 
 from localization import metrics, plotting
 from localization.experiments import Comparison
+from localization.trajectory import Trajectory
 
 __all__ = [
     "draw_sgd_vs_flow",
@@ -95,12 +97,12 @@ def draw_sgd_vs_flow(axes: Any, comparisons: Mapping[str, Comparison]) -> np.nda
 
 def draw_breakdown(
     axes: Any,
-    times: Any,
-    ipr: Mapping[str, Any],
-    distance: Any,
-    distance_replica: Any,
-    lindeberg: Mapping[str, Any],
-    t_break: Any,
+    times: ArrayLike,
+    ipr: Mapping[str, ArrayLike],
+    distance: ArrayLike,
+    distance_replica: ArrayLike,
+    lindeberg: Mapping[str, ArrayLike],
+    t_break: ArrayLike,
     level: float,
     labels: tuple[str, str] = ("NLGP(100)", "NLGP(0.01)"),
 ) -> np.ndarray:
@@ -167,7 +169,9 @@ def draw_breakdown(
     return grid
 
 
-def draw_breakdown_snapshots(axes: Any, times: Any, sgd: Any, flow: Any, t_break: float) -> np.ndarray:
+def draw_breakdown_snapshots(
+    axes: Any, times: ArrayLike, sgd: Trajectory, flow: Trajectory, t_break: float
+) -> np.ndarray:
     r"""Draw paper Fig. 8 (right columns): unit-norm fields of SGD and the flow around the break-down.
 
     SGD (black) and flow (red dashes) of the first initialisation, 10 checkpoints before and 4 after

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from jax.typing import ArrayLike
 
 from localization import metrics, plotting, theory
 from localization import validation as v
@@ -43,8 +44,8 @@ def _trajectories(trajectories: Mapping[str, Any]) -> dict[str, Trajectory]:
 
 def draw_gain(
     ax: Any,
-    a: Any,
-    gains: Mapping[str, Any],
+    a: ArrayLike,
+    gains: Mapping[str, ArrayLike],
     alphas: Mapping[str, float],
     *,
     slope: float = GAUSSIAN_SLOPE,
@@ -95,7 +96,7 @@ def draw_gain(
 def draw_flow_snapshots(
     axes: Any,
     trajectories: Mapping[str, Trajectory],
-    cov1: Mapping[str, Any],
+    cov1: Mapping[str, ArrayLike],
     steps: Sequence[int],
     *,
     colors: Mapping[str, Any] | None = None,
@@ -157,7 +158,7 @@ def draw_flow_snapshots(
 def draw_ipr_split(
     axes: Any,
     trajectories: Mapping[str, Trajectory],
-    splits: Mapping[str, tuple[Any, Any]],
+    splits: Mapping[str, tuple[ArrayLike, ArrayLike]],
     n: int,
     *,
     colors: Mapping[str, Any] | None = None,

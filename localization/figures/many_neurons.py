@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
+from jax.typing import ArrayLike
 
 from localization import book, field_analysis, plotting
 from localization import validation as v
@@ -72,7 +73,7 @@ def _axes_list(name: str, axes: Any) -> list[Any]:
     return flat
 
 
-def draw_fields(axes: Any, fields: Any, n: int | tuple[int, ...], *, color: str = "C0") -> list[Any]:
+def draw_fields(axes: Any, fields: ArrayLike, n: int | tuple[int, ...], *, color: str = "C0") -> list[Any]:
     """Draw ``fields`` one per panel of ``axes`` (extra panels are hidden).
 
     A ring (``n`` an int or ``(N,)``) gives a curve over the sites with the zero line; a 2-D grid gives an
@@ -125,7 +126,12 @@ def draw_fields(axes: Any, fields: Any, n: int | tuple[int, ...], *, color: str 
 
 
 def draw_share_histograms(
-    ax: Any, shares: Mapping[str, Any], threshold: float, *, bins: int = 20, colors: Mapping[str, Any] | None = None
+    ax: Any,
+    shares: Mapping[str, ArrayLike],
+    threshold: float,
+    *,
+    bins: int = 20,
+    colors: Mapping[str, Any] | None = None,
 ) -> Any:
     """Draw histograms (step curves) of the window share of each population, with the threshold dashed.
 
@@ -168,7 +174,9 @@ def draw_share_histograms(
     return ax
 
 
-def draw_fig6(fig: Any, shares: Mapping[str, Any], fields: Mapping[str, Any], n: int, threshold: float) -> Any:
+def draw_fig6(
+    fig: Any, shares: Mapping[str, ArrayLike], fields: Mapping[str, ArrayLike], n: int, threshold: float
+) -> Any:
     """Draw paper Fig. 6 (left, centre) on ``fig``: each dataset's fields of one network, and the shares.
 
     Parameters
@@ -202,7 +210,7 @@ def draw_fig6(fig: Any, shares: Mapping[str, Any], fields: Mapping[str, Any], n:
     return ax
 
 
-def draw_fig7(fig: Any, panels: Mapping[str, Any], n: int, *, per_row: int = 4) -> list[Any]:
+def draw_fig7(fig: Any, panels: Mapping[str, ArrayLike], n: int, *, per_row: int = 4) -> list[Any]:
     """Draw paper Fig. 7 on ``fig``: one row of fields per entry of ``panels``.
 
     Parameters
@@ -233,7 +241,9 @@ def draw_fig7(fig: Any, panels: Mapping[str, Any], n: int, *, per_row: int = 4) 
     return list(rows)
 
 
-def draw_filter_gallery(fig: Any, filters: Any, n: int | tuple[int, ...], title: str, *, cols: int = 5) -> list[Any]:
+def draw_filter_gallery(
+    fig: Any, filters: ArrayLike, n: int | tuple[int, ...], title: str, *, cols: int = 5
+) -> list[Any]:
     """Draw the first ``rows × cols`` of ``filters`` on ``fig`` under ``title``.
 
     As many full rows as F allows, at most two (at least one); black curves on a ring, images on a grid.

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
+from jax.typing import ArrayLike
 
 from localization import book, field_analysis, plotting
 from localization.experiments import many_neurons as mn
@@ -114,7 +115,7 @@ def fig1_committee(scale: str = "chapter") -> Built:
     return Built(fig, Fig1Runs(runs, share, steps))
 
 
-def draw_share_time(ax: Any, steps: Any, share: Mapping[str, Any], box: int) -> Any:
+def draw_share_time(ax: Any, steps: ArrayLike, share: Mapping[str, ArrayLike], box: int) -> Any:
     """Draw the box share of every field along training: the median, and the range shaded.
 
     Parameters
