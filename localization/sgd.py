@@ -176,6 +176,8 @@ def online_batches(key: jax.Array, sample: Callable[[jax.Array], Any]) -> Callab
     callable
         ``t -> (x, y)``, the ``batch_at`` argument of :func:`gradient_descent`.
     """
+    if not callable(sample):
+        raise TypeError(f"sample must be callable, got {type(sample).__name__}")
     return lambda t: sample(jax.random.fold_in(key, t))
 
 
@@ -191,7 +193,8 @@ def gradient_descent(
     r"""Run (S)GD :math:`p \leftarrow p - \eta\nabla_p\,\mathrm{loss}(p, x_t, y_t)` with checkpoints (inside ``jit``).
 
     Every initialisation (leading axis of ``params``) descends on the same batches (``vmap``); the
-    loop is :func:`localization.trajectory.checkpointed_scan`. No validation: callers validate.
+    loop is :func:`localization.trajectory.checkpointed_scan`. Only the callables are checked (the
+    values may be traced): callers validate the rest.
 
     Parameters
     ----------
@@ -208,6 +211,9 @@ def gradient_descent(
     tuple
         ``(params (C, I, ...), loss (C, I) or None)`` at the checkpoints.
     """
+    for name, fn in (("loss", loss), ("batch_at", batch_at)):
+        if not callable(fn):
+            raise TypeError(f"{name} must be callable, got {type(fn).__name__}")
     grads = jax.vmap(jax.grad(loss), in_axes=(0, None, None))
     losses = jax.vmap(loss, in_axes=(0, None, None))
 

@@ -129,13 +129,20 @@ def checkpoint_gaps(steps_at: np.ndarray) -> np.ndarray:
     return np.diff(np.concatenate([[0], np.asarray(steps_at, np.int64)])).astype(np.int32)
 
 
+def _check_callables(**fns: Any) -> None:
+    """Raise TypeError naming the first argument that is neither callable nor (for ``record``) None."""
+    for name, fn in fns.items():
+        if not (callable(fn) or (fn is None and name == "record")):
+            raise TypeError(f"{name} must be callable, got {type(fn).__name__}")
+
+
 def checkpointed_scan(
     step: Callable[[Any, jax.Array], Any],
     state: Any,
     gaps: Any,
     record: Callable[[Any, jax.Array], Any] | None = None,
 ) -> Any:
-    """Iterate ``state = step(state, t)`` and record at checkpoints (inside ``jit``; no validation).
+    """Iterate ``state = step(state, t)`` and record the state at checkpoints (inside ``jit``).
 
     The one integration loop of the library: ``lax.scan`` over the checkpoints, ``lax.fori_loop``
     over the steps between two of them, the step index ``t`` (int32, counted from 0) carried along,
@@ -155,7 +162,15 @@ def checkpointed_scan(
     -------
     pytree
         The records stacked along a new leading axis of length C.
+
+    Raises
+    ------
+    TypeError
+        When ``step`` or ``record`` is not callable or ``gaps`` is not a 1-D integer array.
     """
+    _check_callables(step=step, record=record)
+    if jnp.ndim(gaps) != 1 or not jnp.issubdtype(jnp.result_type(gaps), jnp.integer):
+        raise TypeError(f"gaps must be a 1-D integer array (checkpoint_gaps), got {gaps!r}")
 
     def advance(_, carry):
         s, t = carry

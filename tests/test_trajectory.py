@@ -133,3 +133,19 @@ class _InfTask:
 
     def sample(self, key, num, n, dtype):
         return jnp.full((num, n), jnp.inf, dtype), jnp.ones((num,), dtype)
+
+
+def test_loop_arguments_are_checked():
+    gaps = checkpoint_gaps(np.array([1, 2]))
+    with pytest.raises(TypeError, match="step must be callable, got int"):
+        checkpointed_scan(3, jnp.ones(2), gaps)
+    with pytest.raises(TypeError, match="record must be callable, got str"):
+        checkpointed_scan(lambda s, t: s, jnp.ones(2), gaps, "w")
+    with pytest.raises(TypeError, match="gaps must be a 1-D integer array"):
+        checkpointed_scan(lambda s, t: s, jnp.ones(2), np.array([1.0, 2.0]))
+    with pytest.raises(TypeError, match="gaps must be a 1-D integer array"):
+        checkpointed_scan(lambda s, t: s, jnp.ones(2), 3)
+    with pytest.raises(TypeError, match="loss must be callable"):
+        sgd.gradient_descent(jnp.ones((1, 2)), None, lambda t: (None, None), 0.1, gaps)
+    with pytest.raises(TypeError, match="sample must be callable"):
+        sgd.online_batches(jax.random.key(0), 1.0)
