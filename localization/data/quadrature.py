@@ -40,7 +40,20 @@ def _tanh_sinh_unit(order: int):
 
 
 def tanh_sinh(a: float, b: float, order: int = DEFAULT_ORDER) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Tanh-sinh nodes on (a, b): returns (x - a, b - x, weights), both distances accurate."""
+    """Return tanh-sinh nodes on (a, b) as (x - a, b - x, weights), both distances accurate.
+
+    Parameters
+    ----------
+    a, b : float
+        The interval's ends, a < b.
+    order : int
+        Number of nodes.
+
+    Returns
+    -------
+    tuple[np.ndarray, np.ndarray, np.ndarray]
+        Distances to ``a`` and to ``b``, and the weights.
+    """
     dl, dr, w = _tanh_sinh_unit(int(order))
     width = b - a
     return width * dl, width * dr, width * w
@@ -49,10 +62,24 @@ def tanh_sinh(a: float, b: float, order: int = DEFAULT_ORDER) -> tuple[np.ndarra
 def symmetric_from_upper(
     Q: Callable[[np.ndarray], np.ndarray], breaks: Iterable[float], order: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Nodes/weights for a symmetric continuous law from its upper quantile Q(p), p in (0, 1/2).
+    """Return nodes and weights for a symmetric continuous law from its upper quantile Q(p), p in (0, 1/2).
 
     ``breaks`` are interior breakpoints in p (sorted, within (0, 1/2)). E[f(X)] =
     int_0^{1/2} [f(Q(p)) + f(-Q(p))] dp.
+
+    Parameters
+    ----------
+    Q : Callable
+        The upper quantile, vectorised over p.
+    breaks : Iterable[float]
+        Interior breakpoints in p.
+    order : int
+        Nodes per panel.
+
+    Returns
+    -------
+    tuple[np.ndarray, np.ndarray]
+        Nodes (symmetric about 0) and weights.
     """
     edges = [0.0] + sorted(float(b) for b in breaks if 0.0 < b < 0.5) + [0.5]
     nodes, weights = [], []
@@ -75,7 +102,24 @@ def symmetric_from_upper(
 def adaptive_quad(
     f: Callable[[float], float], a: float, b: float, points: Sequence[float] | None = None, epsrel: float = 1e-13
 ) -> float:
-    """Integrate ``f`` over [a, b] by SciPy's adaptive quadrature; raise if the error estimate is not small."""
+    """Integrate ``f`` over [a, b] by SciPy's adaptive quadrature; raise if the error estimate is not small.
+
+    Parameters
+    ----------
+    f : Callable[[float], float]
+        The integrand.
+    a, b : float
+        The limits (``b`` may be infinite).
+    points : Sequence[float] or None
+        Breakpoints inside a finite interval.
+    epsrel : float
+        Relative tolerance.
+
+    Returns
+    -------
+    float
+        The integral.
+    """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if points is not None and np.isfinite(b):

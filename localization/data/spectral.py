@@ -236,10 +236,8 @@ def covariance(xi: float, n: int | tuple[int, ...]) -> np.ndarray:
 
     Parameters
     ----------
-    xi : float
-        Length-scale, > 0.
-    n : int or tuple[int, ...]
-        Input size (a ring, or a periodic grid shape); N = prod(n).
+    xi, n : float, int or tuple[int, ...]
+        Length-scale (> 0); input size (a ring, or a periodic grid shape), N = prod(n).
 
     Returns
     -------
@@ -254,10 +252,8 @@ def covariance_sqrt(xi: float, n: int | tuple[int, ...]) -> np.ndarray:
 
     Parameters
     ----------
-    xi : float
-        Length-scale, > 0.
-    n : int or tuple[int, ...]
-        Input size (a ring, or a periodic grid shape); N = prod(n).
+    xi, n : float, int or tuple[int, ...]
+        Length-scale (> 0); input size (a ring, or a periodic grid shape), N = prod(n).
 
     Returns
     -------
@@ -294,10 +290,8 @@ def spectral_amplitudes(xi: float, n: int | tuple[int, ...]) -> np.ndarray:
 
     Parameters
     ----------
-    xi : float
-        Length-scale, > 0.
-    n : int or tuple[int, ...]
-        Input size (a ring, or a periodic grid shape); N = prod(n).
+    xi, n : float, int or tuple[int, ...]
+        Length-scale (> 0); input size (a ring, or a periodic grid shape), N = prod(n).
 
     Returns
     -------
@@ -312,10 +306,8 @@ def min_distance_covariance(xi: float, n: int | tuple[int, ...]) -> np.ndarray:
 
     Parameters
     ----------
-    xi : float
-        Length-scale, > 0.
-    n : int or tuple[int, ...]
-        Input size (a ring, or a periodic grid shape); N = prod(n).
+    xi, n : float, int or tuple[int, ...]
+        Length-scale (> 0); input size (a ring, or a periodic grid shape), N = prod(n).
 
     Returns
     -------
@@ -453,6 +445,16 @@ def to_sites(h: jax.Array, shape: tuple[int, ...], method: str = "auto") -> jax.
     ``method`` (:data:`METHODS`; default ``"auto"``, see :func:`axis_methods`) picks per
     axis the dense product with the basis or the inverse real FFT of :func:`synthesize_axis`,
     which computes the same map in O(L log L) per line instead of O(L**2).
+
+    Parameters
+    ----------
+    h, shape, method : jax.Array, tuple[int, ...], str
+        (num, N) coefficients; the input shape (N = prod(shape)); one of :data:`METHODS`.
+
+    Returns
+    -------
+    jax.Array
+        (num, N) values at the sites, in the dtype of ``h``.
     """
     num, N = h.shape
     methods = axis_methods(shape, method)
@@ -471,7 +473,7 @@ def to_sites(h: jax.Array, shape: tuple[int, ...], method: str = "auto") -> jax.
 def correlated_normals(
     key: jax.Array, num: int, shape: tuple[int, ...], xi: float, dtype: DTypeLike, method: str = "auto"
 ) -> jax.Array:
-    """(num, N) Gaussian rows with covariance ``covariance(xi, shape)``: ``(G * a) @ Q^T``.
+    """Return (num, N) Gaussian rows with covariance ``covariance(xi, shape)``: ``(G * a) @ Q^T``.
 
     In law the same as ``G @ R`` with the symmetric root R (an orthogonal map of iid normals is iid
     normal), at the cost of one map to the sites (:func:`to_sites` with ``method``).
@@ -483,7 +485,7 @@ def correlated_normals(
 def unit_sphere_rows(
     key: jax.Array, num: int, shape: tuple[int, ...], xi: float, dtype: DTypeLike, method: str = "auto"
 ) -> jax.Array:
-    """(num, N) rows ``sqrt(N) G/|G|`` mapped like ``correlated_normals``: an elliptical direction with covariance C."""
+    """Return (num, N) rows ``sqrt(N) G/|G|`` mapped like ``correlated_normals``: elliptical, covariance C."""
     N = math.prod(shape)
     g = jax.random.normal(key, (num, N), dtype)
     g = g * (math.sqrt(N) / jnp.linalg.norm(g, axis=1, keepdims=True))
