@@ -420,9 +420,23 @@ def phase_diagram(
     (``data.RootedKur`` carries the covariance's spectral amplitudes as an array) and trained with a single
     :func:`localization.train.train_sweep` call.
 
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    ks : Sequence[float]
+        The K exponents k of Kur(k).
+    ratios : Sequence[float]
+        The R length-scale ratios ξ₁/ξ₀, each > 1.
+    xi0 : float
+        The shorter length-scale ξ₀ > 0.
+    n, inits, init_scale, lr, batch, steps, checkpoints, balanced, dtype
+        As in :func:`ipr_sweep`.
+
     Returns
     -------
-    :class:`PhaseDiagram` with ``ipr`` (R, K, inits).
+    PhaseDiagram
+        With ``ipr`` (R, K, inits).
     """
     key = v.key("key", key)
     ks = [v.real_scalar(f"ks[{i}]", k) for i, k in enumerate(ks)]

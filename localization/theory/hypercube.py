@@ -151,7 +151,18 @@ def law_probabilities(p: ArrayLike, n: int) -> np.ndarray:
 
 
 def uniform_law(n: int) -> np.ndarray:
-    """(2^n,) probabilities of iid uniform signs (all 2^-n)."""
+    """Return the (2^n,) probabilities of iid uniform signs (all 2^-n).
+
+    Parameters
+    ----------
+    n : int
+        Dimension.
+
+    Returns
+    -------
+    np.ndarray
+        (2^n,) float64.
+    """
     n = _dimension(n)
     return np.full(2**n, 2.0**-n)
 
@@ -230,7 +241,18 @@ def sign_gaussian_law(cov: ArrayLike) -> np.ndarray:
 
 
 def nlgp_limit_law(xi: float, n: int) -> np.ndarray:
-    """(2^n,) exact law of NLGP(g -> inf) = sign(Z), Z with the ring covariance C(xi) of data.spectral; n <= 3."""
+    """Return the (2^n,) exact law of NLGP(g -> inf) = sign(Z), Z with the ring covariance C(xi); n <= 3.
+
+    Parameters
+    ----------
+    xi, n : float, int
+        Length-scale (> 0) of ``data.spectral``'s ring covariance; ring size n <= 3.
+
+    Returns
+    -------
+    np.ndarray
+        (2^n,) float64 probabilities, ordered as :func:`vertices`.
+    """
     n = _dimension(n, 3)
     return sign_gaussian_law(_latent_covariance(xi, n))
 
@@ -276,7 +298,18 @@ def threshold_mean(w: ArrayLike, p: ArrayLike | Callable, tie_tol: float = 0.0) 
 
 
 def tie_mean(w: ArrayLike, p: ArrayLike, tie_tol: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    """(mass, mean): P(<w, X> = 0) of shape (...,) and E[1(<w, X> = 0) X] of shape (..., n)."""
+    """Return (mass, mean): P(<w, X> = 0) of shape (...,) and E[1(<w, X> = 0) X] of shape (..., n).
+
+    Parameters
+    ----------
+    w, p, tie_tol
+        As in :func:`threshold_mean`.
+
+    Returns
+    -------
+    tuple[np.ndarray, np.ndarray]
+        ``(mass, mean)``, float64.
+    """
     w = _weights(w)
     n = w.shape[-1]
     prob, x = law_probabilities(p, n), vertices(n)
@@ -330,7 +363,18 @@ def product_moment(p: ArrayLike, n: int, indices: tuple[int, ...]) -> np.ndarray
 
 
 def dominance_margin(w: ArrayLike) -> np.ndarray:
-    r"""Margin :math:`|w_k| - \sum_{i\ne k}|w_i|`, :math:`k = \arg\max_i |w_i|`, shape (...,); > 0 iff one dominates."""
+    r"""Return the margin :math:`|w_k| - \sum_{i\ne k}|w_i|`, :math:`k = \arg\max_i |w_i|`; > 0 iff one dominates.
+
+    Parameters
+    ----------
+    w : ArrayLike
+        (..., n) weights.
+
+    Returns
+    -------
+    np.ndarray
+        (...) float64.
+    """
     a = np.abs(_weights(w))
     return 2 * a.max(axis=-1) - a.sum(axis=-1)
 
@@ -343,9 +387,19 @@ def _support(w: np.ndarray, size: int, name: str) -> list[int]:
 
 
 def dominant_closed_form(w: ArrayLike, p: ArrayLike) -> np.ndarray:
-    r"""(E X + sign(w_k) Sigma e_k) / 2 for a single w (n,) with :math:`|w_k| > \sum_{i\ne k}|w_i|`.
+    r"""Return (E X + sign(w_k) Sigma e_k) / 2 for a single w (n,) with :math:`|w_k| > \sum_{i\ne k}|w_i|`.
 
     Raises ValueError when no entry dominates (then sign<w, x> = sign(w_k x_k) fails for some x).
+
+    Parameters
+    ----------
+    w, p : ArrayLike
+        One (n,) weight vector; a law on {-1, +1}^n as in :func:`law_probabilities`.
+
+    Returns
+    -------
+    np.ndarray
+        (n,) float64: F(w) = E[1(<w, X> >= 0) X].
     """
     w = _weights(w)
     if w.ndim != 1 or dominance_margin(w) <= 0:
@@ -355,7 +409,18 @@ def dominant_closed_form(w: ArrayLike, p: ArrayLike) -> np.ndarray:
 
 
 def balanced_closed_form(w: ArrayLike, p: ArrayLike) -> np.ndarray:
-    """F for w with two non-zero entries of equal magnitude, w = c (s_i e_i + s_j e_j), c > 0."""
+    """Return F for w with two non-zero entries of equal magnitude, w = c (s_i e_i + s_j e_j), c > 0.
+
+    Parameters
+    ----------
+    w, p : ArrayLike
+        One (n,) weight vector; a law on {-1, +1}^n as in :func:`law_probabilities`.
+
+    Returns
+    -------
+    np.ndarray
+        (n,) float64: F(w) = E[1(<w, X> >= 0) X].
+    """
     w = _weights(w)
     i, j = _support(w, 2, "balanced_closed_form")
     if w.ndim != 1 or abs(w[i]) != abs(w[j]):
@@ -367,7 +432,18 @@ def balanced_closed_form(w: ArrayLike, p: ArrayLike) -> np.ndarray:
 
 
 def three_bump_closed_form(w: ArrayLike, p: ArrayLike) -> np.ndarray:
-    """F for w with three non-zero entries (any signs and order): dominant, tie or majority regime."""
+    """Return F for w with three non-zero entries (any signs and order): dominant, tie or majority regime.
+
+    Parameters
+    ----------
+    w, p : ArrayLike
+        One (n,) weight vector; a law on {-1, +1}^n as in :func:`law_probabilities`.
+
+    Returns
+    -------
+    np.ndarray
+        (n,) float64: F(w) = E[1(<w, X> >= 0) X].
+    """
     w = _weights(w)
     idx = _support(w, 3, "three_bump_closed_form")
     if w.ndim != 1:

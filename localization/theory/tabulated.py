@@ -59,6 +59,18 @@ def tabulate_amplifier(phi: PytreeAmplifier | Callable, num: int = 4097) -> Tabu
 
     ``phi`` is e.g. ``theory.amplifier_of(...)`` or ``theory.amplifier_taylor(...)``; ``num`` ≥ 3, odd so
     that a = 0 is a node and the table is exactly odd.
+
+    Parameters
+    ----------
+    phi : PytreeAmplifier or Callable
+        The amplifier to tabulate.
+    num : int
+        Number of table points, odd, >= 3.
+
+    Returns
+    -------
+    TabulatedAmplifier
+        φ by linear interpolation in the table.
     """
     num = v.integer("num", num, minimum=3)
     if num % 2 == 0:
