@@ -11,7 +11,6 @@ from localization.experiments import hypercube as hx
 from localization.theory import hypercube as hc
 from localization.theory import hypercube_flow as hf
 
-jax.config.update("jax_enable_x64", True)
 TOL = 1e-12
 
 

@@ -12,8 +12,6 @@ from localization import models
 from localization.experiments import many_neurons as mn
 from localization.experiments import specialisation as sp
 
-jax.config.update("jax_enable_x64", True)
-
 
 def _reduced(P=2, N=8, seed=0):
     k1, k2 = jax.random.split(jax.random.key(seed))
