@@ -166,26 +166,33 @@ def _chains(key, coupling, num, n, num_flips, dtype):
 def metropolis_ising(
     key: jax.Array, J: float, n: int, num: int, *, num_flips: int = 1000, dtype: DTypeLike = jnp.float64
 ) -> jax.Array:
-    """Last states of ``num`` independent short Metropolis chains on the periodic Ising chain.
-
-    Args:
-        key: a JAX PRNG key (``jax.random.key(seed)``); split internally into the uniform start,
-            the proposed sites and the acceptance draws (no key is reused).
-        J: coupling (real; ``J > 0`` ferromagnetic, the sign convention of ``data.Ising``).
-        n: chain length (int ≥ 2).
-        num: number of chains = number of returned examples (int ≥ 1).
-        num_flips: proposed single-spin flips per chain (int ≥ 0; the paper's public code used 1000 by
-            default and 2000 for Fig. 3).
-            ``num_flips = 0`` returns the uniform start (independent ±1 spins).
-        dtype: floating dtype of the result.
-
-    Returns
-    -------
-        ``(num, n)`` array with entries ±1.
+    """Return the last states of ``num`` independent short Metropolis chains on the periodic Ising chain.
 
     Each chain starts from independent uniform ±1 spins and is *not* burnt in, as in the code behind
     the paper's Ising figures (paper Sec. 2.3 calls it a Gibbs sampler). The result is not an exact
     Ising sample; compare with ``data.Ising(J).sample``.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key (``jax.random.key(seed)``); split internally into the uniform start, the
+        proposed sites and the acceptance draws (no key is reused).
+    J : float
+        Coupling (real; ``J > 0`` ferromagnetic, the sign convention of ``data.Ising``).
+    n : int
+        Chain length, >= 2.
+    num : int
+        Number of chains = number of returned examples, >= 1.
+    num_flips : int
+        Proposed single-spin flips per chain, >= 0 (the paper's public code used 1000 by default and
+        2000 for Fig. 3); ``num_flips = 0`` returns the uniform start (independent ±1 spins).
+    dtype : DTypeLike
+        Floating dtype of the result.
+
+    Returns
+    -------
+    jax.Array
+        (num, n) entries ±1.
     """
     key = v.key("key", key)
     J = v.real_scalar("J", J)

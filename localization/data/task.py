@@ -192,6 +192,20 @@ def family_task(family: str, param: float, xi: tuple[float, float] = (1.0, 3.0))
 
     NLGP(g) and Kur(k) use length-scales ``xi``; Ising uses couplings (0.3, ``param``); the Gaussian
     clone copies the exact covariances of NLGP(ξ_y, g) with Gaussian marginals.
+
+    Parameters
+    ----------
+    family : str
+        One of :data:`FAMILIES`.
+    param : float
+        The family parameter: NLGP and Gaussian-clone gain g, Kur exponent k, Ising coupling J1 > 0.3.
+    xi : tuple[float, float]
+        Length-scales (ξ₀, ξ₁) of the two classes (not used by Ising).
+
+    Returns
+    -------
+    LengthscaleTask
+        The task (class 0, class 1).
     """
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {tuple(FAMILIES)}, got {family!r}")
