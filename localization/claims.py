@@ -250,7 +250,7 @@ def claim_ids(path: str | os.PathLike) -> dict[str, str | None]:
 
 
 def read_records(directory: str | os.PathLike = RECORD_DIR) -> dict[str, dict]:
-    """Every chapter record in ``directory`` (``<chapter>.json``), by chapter name."""
+    """Return every chapter record in ``directory`` (``<chapter>.json``), by chapter name."""
     directory = Path(directory)
     if not directory.is_dir():
         raise FileNotFoundError(f"no claims record at {directory}: run 'python -m localization claims'")

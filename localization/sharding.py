@@ -40,6 +40,16 @@ def sweep_devices(devices: Sequence[Any] | None = None) -> tuple[Any, ...]:
     """Return the devices a sweep is split over: ``devices`` checked, or all of ``jax.devices()`` (default).
 
     Raises TypeError unless ``devices`` is None or a non-empty sequence of distinct ``jax.Device``.
+
+    Parameters
+    ----------
+    devices : Sequence or None
+        Distinct ``jax.Device`` objects, or None for all.
+
+    Returns
+    -------
+    tuple
+        The devices.
     """
     if devices is None:
         return tuple(jax.devices())
@@ -116,6 +126,20 @@ def unpad(tree: Any, length: int, axis: int = 0) -> Any:
     length are returned as they are, so with one device this is the identity. None leaves stay None.
 
     Raises ValueError if ``length`` < 1 or a leaf's ``axis`` is shorter than ``length``.
+
+    Parameters
+    ----------
+    tree : pytree
+        Arrays (or None) with the sweep axis ``axis``.
+    length : int
+        The unpadded length L >= 1.
+    axis : int
+        The sweep axis.
+
+    Returns
+    -------
+    pytree
+        ``tree`` with every array cut to ``length`` along ``axis``.
     """
     if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 1:
         raise ValueError(f"length must be an integer >= 1, got {length!r}")

@@ -59,6 +59,16 @@ def split_task(task: Any) -> tuple[tuple[Any, ...] | None, Any]:
     *same* tracer (e.g. the gain shared by both classes of ``LengthscaleTask.of(NLGP, gain=g)``; a
     sampler can then see that one transform serves both classes). Anything else is a static argument
     (hash/eq, or identity).
+
+    Parameters
+    ----------
+    task : Task
+        A task (pytree or hashable object).
+
+    Returns
+    -------
+    tuple
+        ``(dynamic, static)``: the distinct numeric leaves (or None) and what :func:`rebuild_task` needs.
     """
     leaves, treedef = jax.tree_util.tree_flatten(task)
     if all(_is_numeric_leaf(l) for l in leaves) and not (len(leaves) == 1 and leaves[0] is task):
@@ -94,6 +104,18 @@ def stack_tasks(tasks: Sequence[Any], dtype: DTypeLike = jnp.float32) -> Any:
 
     The tasks must be pytrees with the same structure (same static fields, e.g. the same length
     scales ``xi``) and numeric leaves (e.g. ``NLGP`` gains, ``Kur`` exponents ``k``).
+
+    Parameters
+    ----------
+    tasks : Sequence
+        The P tasks.
+    dtype : DTypeLike
+        float32 or float64, the dtype of the stacked floating leaves.
+
+    Returns
+    -------
+    Task
+        One task whose leaves have a leading axis of length P.
     """
     if isinstance(tasks, (str, bytes)) or not isinstance(tasks, Sequence) or len(tasks) == 0:
         raise TypeError(f"tasks must be a non-empty sequence of tasks, got {tasks!r}")
