@@ -80,6 +80,16 @@ def splitmix_key(key: jax.Array) -> jax.Array:
     ``key`` is a threefry typed key or a raw ``uint32[2]`` key. Keys of other implementations (e.g.
     rbg, 4 words) are first reduced to two words with threefry-independent hashing of their data
     (``jax.random.bits`` of the key).
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+
+    Returns
+    -------
+    jax.Array
+        A typed key of :data:`SPLITMIX_IMPL`.
     """
     if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
         data = jax.random.key_data(key)

@@ -208,6 +208,16 @@ def read_fig1_record(path: str | Path = FIG1_RECORD) -> Fig1Record:
     """Read the full-scale Fig. 1 (right) record at ``path`` (default :data:`FIG1_RECORD`).
 
     A missing file raises ``FileNotFoundError`` naming the command that writes it.
+
+    Parameters
+    ----------
+    path : str or Path
+        The record (default :data:`FIG1_RECORD`).
+
+    Returns
+    -------
+    Fig1Record
+        The recorded run (see :class:`Fig1Record`).
     """
     path = Path(path)
     if not path.is_file():
@@ -303,6 +313,18 @@ def fig6_populations(key: jax.Array, **changes: Any) -> dict[str, PopulationRun]
 
     Settings :data:`FIG6_KUR10`, :data:`FIG6_KUR4`, with ``changes`` applied to both; keys
     ``fold_in(key, 0)`` and ``fold_in(key, 1)``.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    **changes
+        Fields of the settings to change (e.g. ``steps``, ``inits``).
+
+    Returns
+    -------
+    dict[str, PopulationRun]
+        One run per data model, by name.
     """
     settings = {"Kur(10)": FIG6_KUR10.replace(**changes), "Kur(4)": FIG6_KUR4.replace(**changes)}
     return {name: train_population(jax.random.fold_in(key, j), s) for j, (name, s) in enumerate(settings.items())}
@@ -312,6 +334,18 @@ def fig1_populations(key: jax.Array, **changes: Any) -> dict[str, PopulationRun]
     """Train paper Fig. 1 (right) at chapter scale (:data:`FIG1_CHAPTER`, with ``changes``) on NLGP(100).
 
     Also trains, as the near-Gaussian control with the same initialisation and data stream, on NLGP(0.01).
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    **changes
+        Fields of the settings to change (e.g. ``steps``, ``inits``).
+
+    Returns
+    -------
+    dict[str, PopulationRun]
+        One run per data model, by name.
     """
     settings = FIG1_CHAPTER.replace(**changes)
     return {
@@ -327,6 +361,20 @@ def fig7_populations(key: jax.Array, *, lr_top: float = 20.0, inits_bottom: int 
     (initialisations and data stream), on Kur(10), at learning rate ``lr_top`` (the paper's 80 diverges
     for most data streams); the two-layer ReLU network with K = 100 on Kur(30) at the paper's settings
     (``inits_bottom`` initialisations, key ``fold_in(key, 1)``). Keys: ``fold_in(key, 0)`` for the top row.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    lr_top : float
+        Learning rate of the two-layer sigmoid networks (top row).
+    inits_bottom : int
+        Initialisations of the two-layer ReLU network (bottom row).
+
+    Returns
+    -------
+    dict[str, PopulationRun]
+        One run per panel, by name.
     """
     top = FIG7_SIGMOID_KUR4.replace(lr=v.positive("lr_top", lr_top))
     k_top = jax.random.fold_in(key, 0)

@@ -285,6 +285,16 @@ def notes001_eq42(s1sq: ArrayLike, s0sq: ArrayLike, b: ArrayLike) -> np.ndarray:
 
     Uses :math:`\sigma=\operatorname{erf}` (not erf(·/√2)) and the label term of class 1 only, as the
     printed Eq. (38) does.
+
+    Parameters
+    ----------
+    s1sq, s0sq, b : ArrayLike
+        As in :func:`bias_drift` (``s1sq`` > 0).
+
+    Returns
+    -------
+    np.ndarray
+        float64, the broadcast shape.
     """
     s1, s0, b = _var("s1sq", s1sq), _var("s0sq", s0sq), v.finite_real_array("b", b)
 
@@ -306,6 +316,16 @@ def notes001_cross_term(s11: ArrayLike, skk: ArrayLike, s1k: ArrayLike, b1: Arra
     The terms are those of "Multiple Neurons", as printed: what the notes give for
     :math:`\mathbb E\,\sigma(h_k+b_k)\sigma'(h_1+b_1)` (``s11`` > 0). For comparison with
     :func:`cross_output_slope` only.
+
+    Parameters
+    ----------
+    s11, skk, s1k, b1, bk : ArrayLike
+        As in :func:`cross_output_slope` (``s11`` > 0).
+
+    Returns
+    -------
+    np.ndarray
+        float64, the broadcast shape.
     """
     s11, skk = _var("s11", s11), _var("skk", skk)
     s1k, b1, bk = (v.finite_real_array(n, x) for n, x in (("s1k", s1k), ("b1", b1), ("bk", bk)))
@@ -371,6 +391,16 @@ def erf_start_loss(s1sq: ArrayLike, s0sq: ArrayLike) -> np.ndarray:
 
     :math:`2+\tfrac2\pi\bigl[\arcsin\frac{\sigma_1^2}{1+\sigma_1^2}+\arcsin\frac{\sigma_0^2}{1+\sigma_0^2}\bigr]`
     (the cross terms vanish because σ is odd); tends to 2 as the weights shrink.
+
+    Parameters
+    ----------
+    s1sq, s0sq : ArrayLike
+        :math:`\sigma_1^2=w^\top\Sigma_1w` and :math:`\sigma_0^2=w^\top\Sigma_0w` (>= 0); broadcast.
+
+    Returns
+    -------
+    np.ndarray
+        float64, the broadcast shape.
     """
     s1, s0 = _var("s1sq", s1sq), _var("s0sq", s0sq)
     return 2.0 + 2.0 / math.pi * (np.arcsin(s1 / (1 + s1)) + np.arcsin(s0 / (1 + s0)))
@@ -382,6 +412,16 @@ def relu_start_loss(s1sq: ArrayLike, s0sq: ArrayLike) -> np.ndarray:
     Labels 0/1, centred Gaussian classes:
 
     :math:`1-\sqrt{2/\pi}\,\sigma_1+\tfrac12(\sigma_1^2+\sigma_0^2)`; tends to 1 as the weights shrink.
+
+    Parameters
+    ----------
+    s1sq, s0sq : ArrayLike
+        :math:`\sigma_1^2=w^\top\Sigma_1w` and :math:`\sigma_0^2=w^\top\Sigma_0w` (>= 0); broadcast.
+
+    Returns
+    -------
+    np.ndarray
+        float64, the broadcast shape.
     """
     s1, s0 = _var("s1sq", s1sq), _var("s0sq", s0sq)
     return 1.0 - math.sqrt(2.0 / math.pi) * np.sqrt(s1) + 0.5 * (s1 + s0)
