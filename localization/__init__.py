@@ -7,6 +7,13 @@ closed forms) and the data models' default ``dtype`` need float64, which JAX pro
 ``python -m localization`` and the benchmarks on start). Without it, asking for float64 raises a
 ``ValueError`` that says so (``localization.validation.floating_dtype``); simulations that ask for
 float32 explicitly through their ``dtype`` arguments run either way.
+
+The layout, readable off the tree (``tests/test_layout.py`` enforces it): four packages — ``data``
+(distributions), ``theory`` (closed forms and flows: nothing there samples, fits or measures a run),
+``experiments`` (one back-end per chapter that computes anything, named after the chapter) and
+``figures`` (drawing, one module per chapter with figures) — the core they share (:data:`CORE`) and the
+book's infrastructure (:data:`BOOK`). Every module is in :data:`__all__` and is imported on first access
+(``localization.metrics``).
 """
 
 __version__ = "0.1.0"
