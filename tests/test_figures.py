@@ -87,9 +87,15 @@ def test_resolve_names_filters_and_keeps_registry_order():
 def test_register_refuses_duplicates_and_missing_docstrings():
     with pytest.raises(ValueError, match="new identifier"):
         figures.register(CHEAP, "amplifier")
+
+    def no_docstring_figure(scale="chapter"):
+        return None
+
     with pytest.raises(ValueError, match="docstring"):
-        figures.register("no_docstring_figure", "amplifier")(lambda scale: None)
-    assert "no_docstring_figure" not in figures.FIGURES
+        figures.register("no_docstring_figure", "amplifier")(no_docstring_figure)
+    with pytest.raises(ValueError, match="must be the function named 'other_name'"):
+        figures.register("other_name", "amplifier")(figures.amplifier.fig3_amplifier)
+    assert "no_docstring_figure" not in figures.FIGURES and "other_name" not in figures.FIGURES
 
 
 def _png_size(path):

@@ -107,12 +107,15 @@ def register(name: str, chapter: str) -> Callable[[Callable[[str], Built]], Call
     Raises
     ------
     ValueError
-        If ``name`` is taken or not identifier-like, or the builder has no docstring.
+        If ``name`` is taken or not identifier-like, or the builder is not named ``name`` or has no
+        docstring.
     """
     if not isinstance(name, str) or not name.replace("_", "").isalnum() or name in FIGURES:
         raise ValueError(f"name must be a new identifier-like figure name, got {name!r}")
 
     def decorate(build: Callable[[str], Built]) -> Callable[[str], Built]:
+        if getattr(build, "__name__", None) != name:
+            raise ValueError(f"the builder of figure {name!r} must be the function named {name!r} (one per figure)")
         doc = inspect.getdoc(build)
         if not doc:
             raise ValueError(f"the builder of figure {name!r} needs a docstring (its --help description)")
