@@ -111,7 +111,17 @@ def normal_rule_hermite(order: int) -> tuple[np.ndarray, np.ndarray]:
 def gaussian_copula(model: data.CopulaModel, n: int | tuple[int, ...]) -> GaussianCopula:
     """Return the Gaussian-copula representation of a ``localization.data`` copula model (Gaussian, NLGP, Kur).
 
-    ``n``: input size (int or grid tuple). ``TypeError`` for models that are not Gaussian copulas.
+    ``TypeError`` for models that are not Gaussian copulas.
+
+    Parameters
+    ----------
+    model, n : data.CopulaModel, int or tuple[int, ...]
+        The model; the input size (int or grid tuple).
+
+    Returns
+    -------
+    GaussianCopula
+        Its map h, latent correlation R (N, N) and closed-form conditional mean (or None).
     """
     shape = v.shape("n", n)
     if not isinstance(model, data.CopulaModel):
@@ -125,6 +135,16 @@ def holds_exactly(model: data.DataModel) -> bool:
     They do for jointly Gaussian data (conditional means are linear), or when every coordinate is
     ±s-valued with probability ½ each (Ising, SinglePulse: any odd function of a ±s variable is linear
     in it).
+
+    Parameters
+    ----------
+    model : data.DataModel
+        A ``localization.data`` model.
+
+    Returns
+    -------
+    bool
+        True when A1 and A2 hold exactly.
     """
     if not isinstance(model, data.DataModel):
         raise TypeError(f"model must be a localization.data model, got {type(model).__name__}")
