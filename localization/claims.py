@@ -208,6 +208,16 @@ def source_hash(path: str | os.PathLike) -> str:
 
     It is the record's test of whether what computes a claim changed since (an edit of the prose leaves
     the record current; any edit of a code cell makes it stale).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The chapter's ``.md`` file.
+
+    Returns
+    -------
+    str
+        The hex digest.
     """
     return hashlib.sha256(code_cells(Path(path).read_text(encoding="utf-8")).encode()).hexdigest()
 
@@ -235,6 +245,16 @@ def claim_ids(path: str | os.PathLike) -> dict[str, str | None]:
     Ids are the ``claim("id", ...)`` calls in its source (an f-string id as its template, see
     :func:`id_pattern`); the label is that of the nearest ``(label)=`` target above the claim (the check
     the claims page links to).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The chapter's ``.md`` file.
+
+    Returns
+    -------
+    dict[str, str or None]
+        Stated id → label of its check (None without a label above it).
     """
     found: dict[str, str | None] = {}
     label = None
@@ -250,7 +270,18 @@ def claim_ids(path: str | os.PathLike) -> dict[str, str | None]:
 
 
 def read_records(directory: str | os.PathLike = RECORD_DIR) -> dict[str, dict]:
-    """Return every chapter record in ``directory`` (``<chapter>.json``), by chapter name."""
+    """Return every chapter record in ``directory`` (``<chapter>.json``), by chapter name.
+
+    Parameters
+    ----------
+    directory : str or os.PathLike
+        The record directory (default :data:`RECORD_DIR`).
+
+    Returns
+    -------
+    dict[str, dict]
+        Chapter name → its record.
+    """
     directory = Path(directory)
     if not directory.is_dir():
         raise FileNotFoundError(f"no claims record at {directory}: run 'python -m localization claims'")
@@ -294,6 +325,18 @@ def summarise(records: dict[str, dict], book_dir: str | os.PathLike | None = Non
 
     With ``book_dir``, a claim is marked stale when its chapter's code cells no longer have the
     recorded hash (:func:`source_hash`).
+
+    Parameters
+    ----------
+    records : dict[str, dict]
+        As :func:`read_records` returns.
+    book_dir : str or os.PathLike or None
+        The chapters' directory, for the staleness check.
+
+    Returns
+    -------
+    list[ClaimSummary]
+        One row per claim.
     """
     rows = []
     for chapter, record in records.items():
@@ -349,6 +392,22 @@ def glue_range(name: str, claim_id: str, fmt: str = ".3g", records: dict[str, di
     """Glue ``"low–high over N seeds"`` of a claim's recorded values for the prose and return the text.
 
     It is a measured glue: the record changes when the sweep is re-run.
+
+    Parameters
+    ----------
+    name : str
+        The glue name.
+    claim_id : str
+        The claim.
+    fmt : str
+        Format of the two numbers.
+    records : dict[str, dict] or None
+        As :func:`read_records` returns (default: read them).
+
+    Returns
+    -------
+    str
+        The glued text.
     """
     from localization import book
 
@@ -375,6 +434,18 @@ def markdown_tables(rows: list[ClaimSummary], book_dir: str | os.PathLike) -> di
 
     Columns: claim, bound, range over seeds, margin, status; each claim links to the check that
     states it by a ``{ref}`` role.
+
+    Parameters
+    ----------
+    rows : list[ClaimSummary]
+        As :func:`summarise` returns.
+    book_dir : str or os.PathLike
+        The chapters' directory (for the check labels).
+
+    Returns
+    -------
+    dict[str, str]
+        Chapter → its Markdown table.
     """
     tables: dict[str, str] = {}
     labels: dict[str, dict[str, str | None]] = {}
