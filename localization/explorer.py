@@ -163,10 +163,22 @@ def _applies(name: str, values: Mapping[str, Any], when: Mapping[str, Mapping[st
 
 
 def frame_grid(controls: Mapping[str, Control], when: Mapping[str, Mapping[str, tuple]]) -> Iterator[tuple[int, ...]]:
-    """Stop indices (one per control, in order) of every frame the static site needs.
+    """Yield the stop indices (one per control, in order) of every frame the static site needs.
 
     A combination is kept when every control that does not apply to it sits at its default stop, so
     each choice contributes the product of its own controls' stops only.
+
+    Parameters
+    ----------
+    controls : Mapping[str, Control]
+        The controls, by argument name.
+    when : Mapping
+        As in :func:`explore`.
+
+    Yields
+    ------
+    tuple[int, ...]
+        One stop index per control.
     """
     names = list(controls)
     for stops in itertools.product(*(range(len(c.values)) for c in controls.values())):
@@ -183,8 +195,23 @@ def render_frames(
 ) -> dict[str, str]:
     """Draw ``figure(**fixed, **values)`` for every stop combination of :func:`frame_grid`.
 
-    Returns {frame key: PNG data URI}; the key is the stop indices joined by "-". ``figure`` must
-    return a Matplotlib figure, which is closed after it is encoded.
+    ``figure`` must return a Matplotlib figure, which is closed after it is encoded.
+
+    Parameters
+    ----------
+    figure : Callable
+        As in :func:`explore`.
+    controls : Mapping[str, Control]
+        The controls, by argument name.
+    when : Mapping
+        As in :func:`explore`.
+    fixed : Mapping or None
+        The arguments that are not controls.
+
+    Returns
+    -------
+    dict[str, str]
+        Frame key (the stop indices joined by "-") → PNG data URI.
     """
     return _render(figure, controls, when, fixed)[0]
 
@@ -402,7 +429,18 @@ def explore(figure: Callable[..., Any], /, *, when: Mapping[str, Mapping[str, An
 
 
 def summarize_log(path: str) -> str:
-    """One line per explorer built (from the :data:`FRAMES_LOG_ENV` file) and their total."""
+    """Return one line per explorer built (from the :data:`FRAMES_LOG_ENV` file) and their total.
+
+    Parameters
+    ----------
+    path : str
+        The log file.
+
+    Returns
+    -------
+    str
+        The summary.
+    """
     try:
         with open(path, encoding="utf-8") as f:
             records = [json.loads(line) for line in f if line.strip()]
