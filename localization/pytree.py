@@ -22,7 +22,18 @@ T = TypeVar("T")
 
 
 def static_field(**kwargs: Any) -> Any:
-    """Return a dataclass field stored as static (hashable) pytree auxiliary data, not as a leaf."""
+    """Return a dataclass field stored as static (hashable) pytree auxiliary data, not as a leaf.
+
+    Parameters
+    ----------
+    **kwargs
+        Passed to ``dataclasses.field`` (e.g. ``default``); ``metadata`` is extended.
+
+    Returns
+    -------
+    dataclasses.Field
+        The field, marked static.
+    """
     metadata = dict(kwargs.pop("metadata", {}) or {})
     metadata["static"] = True
     return dataclasses.field(metadata=metadata, **kwargs)
@@ -33,6 +44,18 @@ def pytree_dataclass(cls: type[T] | None = None, *, eq: bool = True) -> Any:
 
     ``@pytree_dataclass(eq=False)`` keeps identity equality and hashing, for classes whose leaves are
     arrays (field-wise ``==`` on arrays is not a bool).
+
+    Parameters
+    ----------
+    cls : type or None
+        The class (None when called with options, ``@pytree_dataclass(eq=False)``).
+    eq : bool
+        Field-wise equality and hashing (True) or identity (False).
+
+    Returns
+    -------
+    type or Callable
+        The registered class, or a decorator when ``cls`` is None.
     """
     if cls is None:
         return lambda c: _register(c, eq)

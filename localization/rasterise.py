@@ -29,6 +29,16 @@ def png(fig: Any) -> bytes:
 
     One draw of the canvas (``savefig`` with the book's tight bounding box would lay the figure out
     twice); the figures use constrained layout, so nothing is cut.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure (not closed).
+
+    Returns
+    -------
+    bytes
+        The PNG file.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from PIL import Image
