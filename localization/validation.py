@@ -18,7 +18,20 @@ if TYPE_CHECKING:
 
 
 def real_scalar(name: str, value: Any) -> float:
-    """Return ``value`` as a Python float, or raise if it is not a finite real number."""
+    """Return ``value`` as a Python float, or raise if it is not a finite real number.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the messages.
+    value : Any
+        The argument.
+
+    Returns
+    -------
+    float
+        ``value`` as a Python float.
+    """
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
         if isinstance(value, (np.ndarray,)) and value.shape == () and np.issubdtype(value.dtype, np.number):
             value = value.item()
@@ -37,7 +50,20 @@ def real_scalar(name: str, value: Any) -> float:
 
 
 def positive(name: str, value: Any) -> float:
-    """Return ``value`` as a float if it is a finite real number > 0; raise otherwise."""
+    """Return ``value`` as a float if it is a finite real number > 0; raise otherwise.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the messages.
+    value : Any
+        The argument.
+
+    Returns
+    -------
+    float
+        ``value`` as a Python float.
+    """
     value = real_scalar(name, value)
     if value <= 0:
         raise ValueError(f"{name} must be positive (valid range: 0 < {name} < inf), got {value}")
@@ -45,7 +71,20 @@ def positive(name: str, value: Any) -> float:
 
 
 def nonnegative(name: str, value: Any) -> float:
-    """Return ``value`` as a float if it is a finite real number >= 0; raise otherwise."""
+    """Return ``value`` as a float if it is a finite real number >= 0; raise otherwise.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the messages.
+    value : Any
+        The argument.
+
+    Returns
+    -------
+    float
+        ``value`` as a Python float.
+    """
     value = real_scalar(name, value)
     if value < 0:
         raise ValueError(f"{name} must be non-negative (valid range: 0 <= {name} < inf), got {value}")
@@ -76,7 +115,24 @@ def student_dof(name: str, value: Any) -> float:
 def in_range(
     name: str, value: Any, low: float, high: float, *, low_open: bool = False, high_open: bool = False
 ) -> float:
-    """Return ``value`` as a float if it lies between ``low`` and ``high`` (closed unless ``*_open``)."""
+    """Return ``value`` as a float if it lies between ``low`` and ``high`` (closed unless ``*_open``).
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the messages.
+    value : Any
+        The argument.
+    low, high : float
+        The interval's ends.
+    low_open, high_open : bool
+        Whether each end is excluded.
+
+    Returns
+    -------
+    float
+        ``value`` as a Python float.
+    """
     value = real_scalar(name, value)
     too_low = value <= low if low_open else value < low
     too_high = value >= high if high_open else value > high
@@ -88,7 +144,22 @@ def in_range(
 
 
 def integer(name: str, value: Any, minimum: int = 1) -> int:
-    """Return ``value`` as an int if it is a Python or NumPy integer (not a bool, not a float) >= ``minimum``."""
+    """Return ``value`` as an int if it is a Python or NumPy integer (not a bool, not a float) >= ``minimum``.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the messages.
+    value : Any
+        The argument.
+    minimum : int
+        The smallest valid value.
+
+    Returns
+    -------
+    int
+        ``value`` as a Python int.
+    """
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
         raise TypeError(f"{name} must be an integer, got {value!r} of type {type(value).__name__}")
     value = int(value)
@@ -98,7 +169,22 @@ def integer(name: str, value: Any, minimum: int = 1) -> int:
 
 
 def shape(name: str, value: Any, minimum: int = 2) -> tuple[int, ...]:
-    """Return an input size as a shape tuple: an int ``n`` (1-D signal) or a tuple of ints (a periodic grid)."""
+    """Return an input size as a shape tuple: an int ``n`` (1-D signal) or a tuple of ints (a periodic grid).
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the messages.
+    value : Any
+        The argument.
+    minimum : int
+        The smallest valid size of each axis.
+
+    Returns
+    -------
+    tuple[int, ...]
+        The shape: ``(n,)`` for an int.
+    """
     if isinstance(value, tuple):
         if not value:
             raise ValueError(f"{name} must be a non-empty tuple of integers, got {value!r}")
@@ -107,7 +193,20 @@ def shape(name: str, value: Any, minimum: int = 2) -> tuple[int, ...]:
 
 
 def key(name: str, value: Any) -> jax.Array:
-    """Return ``value`` if it is one JAX PRNG key: a typed key (``jax.random.key``) or a raw ``uint32[2]`` key."""
+    """Return ``value`` if it is one JAX PRNG key: a typed key (``jax.random.key``) or a raw ``uint32[2]`` key.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the messages.
+    value : Any
+        The argument.
+
+    Returns
+    -------
+    jax.Array
+        ``value`` unchanged.
+    """
     import jax
     import jax.numpy as jnp
 
@@ -124,6 +223,20 @@ def floating_dtype(name: str, value: Any, allowed: tuple[str, ...] | None = None
 
     ``allowed`` (names, e.g. ("float32", "float64")) restricts it further; a 64-bit dtype also needs
     JAX's 64-bit mode (:func:`require_float64`).
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the messages.
+    value : Any
+        The argument.
+    allowed : tuple[str, ...] or None
+        Names of the allowed dtypes.
+
+    Returns
+    -------
+    np.dtype
+        The dtype.
     """
     import jax.numpy as jnp
 
@@ -169,6 +282,22 @@ def float_array(name: str, value: Any, ndim_min: int = 1, last_dim: int | None =
 
     Lists and tuples become NumPy arrays; ``last_dim`` fixes the length of the last axis. Entries are
     not checked for finiteness here (the value may be a tracer); callers check concrete values.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the messages.
+    value : Any
+        The argument.
+    ndim_min : int
+        The fewest axes.
+    last_dim : int or None
+        The required length of the last axis.
+
+    Returns
+    -------
+    np.ndarray or jax.Array
+        ``value`` (lists and tuples as NumPy arrays).
     """
     import jax.numpy as jnp
 
@@ -236,6 +365,20 @@ def finite_real_array(name: str, value: Any, valid: str = "") -> np.ndarray:
     """Return a concrete real number or array (not bool) as finite float64.
 
     ``valid`` (e.g. "-1 <= a <= 1") is appended to the message for non-finite entries.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the messages.
+    value : Any
+        The argument.
+    valid : str
+        The valid range, for the message.
+
+    Returns
+    -------
+    np.ndarray
+        float64.
     """
     if isinstance(value, bool) or (hasattr(value, "dtype") and np.asarray(value).dtype == bool):
         raise TypeError(f"{name} must be a real number or array, got {value!r}")
