@@ -240,6 +240,42 @@ def test_ipr_six_models_draws_mean_and_reference_levels():
         figures.simulation.ipr_six_models(six=sweeps)
 
 
+def test_amplifier_chapter_drawings_show_phi_and_its_deviation():
+    """draw_phi_models: φ (last line) equals the values given, the line has slope √(2/π), no Taylor
+    curve where the fourth moment diverges; draw_phi_deviations: φ - line on the positive points;
+    draw_kur_crossings: the curves and crossing points given."""
+    from matplotlib.figure import Figure
+
+    from localization import data, theory
+
+    amp = figures.amplifier
+    a = np.linspace(-1, 1, 41)
+    marginals = {"Kur(10)": data.Kur(3.0, 10.0).marginal, "Kur(4)": data.Kur(3.0, 4.0).marginal}
+    phi = {name: theory.evaluate_amplifier(theory.amplifier_of(m), a) for name, m in marginals.items()}
+    fig = Figure()
+    grid = amp.draw_phi_models(fig.subplots(1, 2, squeeze=False), marginals, phi, a)
+    kur10, kur4 = grid[0]
+    np.testing.assert_allclose(kur10.lines[0].get_ydata(), amp.SQRT_2_OVER_PI * a)
+    np.testing.assert_allclose(kur10.lines[-1].get_ydata(), phi["Kur(10)"])
+    assert len(kur10.lines) == 3 and len(kur4.lines) == 2 and "∞" in kur4.get_title()
+    with pytest.raises(ValueError, match="phi_values must name the marginals"):
+        amp.draw_phi_models(Figure().subplots(1, 2, squeeze=False), marginals, {"Kur(10)": phi["Kur(10)"]}, a)
+    with pytest.raises(ValueError, match="at least 2 panels"):
+        amp.draw_phi_models(Figure().subplots(1, 1, squeeze=False), marginals, phi, a)
+    ax = Figure().subplots()
+    amp.draw_phi_deviations(ax, phi, a)
+    positive = a > 0
+    for line, name in zip(ax.lines[:2], phi, strict=True):
+        np.testing.assert_allclose(line.get_xdata(), a[positive])
+        np.testing.assert_allclose(line.get_ydata(), phi[name][positive] - amp.SQRT_2_OVER_PI * a[positive])
+    left, right = amp.draw_kur_crossings(
+        Figure().subplots(1, 2), a, {"k = 10": (phi["Kur(10)"], "C0")}, [4.5, 5.0], [0.6, 0.5], 4.3, 5.9
+    )
+    np.testing.assert_allclose(left.lines[0].get_ydata(), phi["Kur(10)"])
+    np.testing.assert_allclose(right.lines[0].get_ydata(), [0.6, 0.5])
+    assert right.get_ylim() == (0.0, 1.0)
+
+
 # Figures are drawn at the page column's width in the book style, so that no text is shown smaller than
 # the captions (tests/test_site.py measures the built pages; these check the figures themselves).
 CHEAP_FIGURES = {"fig3_amplifier": 6, "mechanism_gain": 1, "mechanism_flow": 15, "mechanism_ipr": 2}  # name -> axes
