@@ -4,22 +4,33 @@ r"""The figures of the data chapter (``book/data.md``): paper Fig. 2 redrawn.
 * :func:`draw_model_row` — one model's panels: two samples, the covariance, the marginal (also the
   chapter's widget);
 * :func:`draw_data_models` — paper Fig. 2 on a (4, 3) grid of axes;
+* :func:`draw_kernel_spectra`, :func:`draw_ising_correlations` — the chapter's figures of the
+  covariance kernels' spectra and of the Ising chain's correlations (from the chapter's results);
 * :func:`fig2_data_models` — the registered builder (``python -m localization figures``), which the
   chapter calls.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import jax
 import numpy as np
+from jax.typing import ArrayLike
 
 from localization import book, data, plotting
 from localization import validation as v
 from localization.figures.registry import Built, check_scale, new_figure, register
 
-__all__ = ["FIG2_MODELS", "draw_model_row", "draw_data_models", "fig2_data_models"]
+__all__ = [
+    "FIG2_MODELS",
+    "draw_model_row",
+    "draw_data_models",
+    "draw_kernel_spectra",
+    "draw_ising_correlations",
+    "fig2_data_models",
+]
 
 #: Columns of the paper's Fig. 2 as redrawn by the data chapter: (label, long-lengthscale model,
 #: short-lengthscale model) for the models of the paper's Fig. 3 (Ising J = 1.2 / 0.3, NLGP(0.01) and
@@ -120,6 +131,80 @@ def draw_data_models(key: jax.Array, axes: Any, n: int = 100, num_marginal: int 
         ax.set_xlabel("")
     grid[1, 0].set_ylabel("$x_i$")
     return grid[0, 0].figure.colorbar(im, ax=grid[2, :], shrink=0.9, label="covariance")
+
+
+def draw_kernel_spectra(axes: Any, spectra: Mapping[float, tuple[ArrayLike, ArrayLike]], n: int) -> np.ndarray:
+    """Draw the eigenvalues of the wrapped and the periodised covariance kernels, one panel per ξ.
+
+    The first panel on a logarithmic axis, the second on a symmetric-logarithmic one (it shows
+    negative eigenvalues); one legend below the figure.
+
+    Parameters
+    ----------
+    axes : 2 matplotlib Axes
+        One panel per length-scale.
+    spectra : mapping of float to (array_like, array_like)
+        ξ → (eigenvalues of the wrapped kernel, sorted eigenvalues of the periodised kernel).
+    n : int
+        Input size (for the titles).
+
+    Returns
+    -------
+    np.ndarray
+        The two axes.
+    """
+    grid = plotting.axes_grid("axes", np.asarray(axes, dtype=object).ravel(), (2,))
+    if len(spectra) != 2:
+        raise ValueError(f"spectra must hold two length-scales, got {len(spectra)}")
+    for ax, (xi, (wrapped, periodised)) in zip(grid, spectra.items(), strict=True):
+        ax.plot(np.asarray(wrapped), "o", ms=4, label="wrapped kernel")
+        ax.plot(np.asarray(periodised), "x", ms=5, label="periodised kernel")
+        ax.set_title(f"N = {n}, ξ = {xi:g}")
+        ax.set_xlabel("eigenvalue rank")
+    grid[0].set_yscale("log")
+    grid[0].set_ylabel("eigenvalue (log scale)")
+    grid[1].set_yscale("symlog", linthresh=0.01)
+    grid[1].set_yticks([-1, -0.1, -0.01, 0, 0.01, 0.1, 1, 10])
+    grid[1].axhline(0, color="0.4", lw=0.8)
+    grid[1].set_ylabel("eigenvalue (symmetric log)")
+    grid[0].figure.legend(*grid[1].get_legend_handles_labels(), loc="outside lower center", ncol=2)
+    return grid
+
+
+def draw_ising_correlations(axes: Any, results: Mapping[str, Mapping[str, ArrayLike]]) -> np.ndarray:
+    """Draw the Ising chain's correlations: exact, exact sampler and short Metropolis chains.
+
+    One panel per setting, distances 0..N/2: the exact correlation (line), the exact sampler's and
+    the Metropolis chains' estimates with ±2 standard errors; one legend below the figure.
+
+    Parameters
+    ----------
+    axes : matplotlib Axes, one per setting
+        The panels (create them with ``sharey=True``).
+    results : mapping of str to mapping
+        Panel title → arrays ``exact``, ``c_ex``, ``se_ex``, ``c_mh``, ``se_mh`` over the distances.
+
+    Returns
+    -------
+    np.ndarray
+        The axes.
+    """
+    grid = plotting.axes_grid("axes", np.asarray(axes, dtype=object).ravel(), (len(results),))
+    for ax, (label, r) in zip(grid, results.items(), strict=True):
+        d = np.arange(len(r["exact"]) // 2 + 1)
+        ax.plot(d, np.asarray(r["exact"])[d], "k-", lw=1.2, label="exact (transfer matrix)")
+        ax.errorbar(
+            d, np.asarray(r["c_ex"])[d], 2 * np.asarray(r["se_ex"])[d], fmt="o", ms=3.5, label="exact sampler (±2 SE)"
+        )
+        ax.errorbar(
+            d, np.asarray(r["c_mh"])[d], 2 * np.asarray(r["se_mh"])[d], fmt="x", ms=4.5, label="short Metropolis chain"
+        )
+        ax.set_xlim(-0.5, 20.5)
+        ax.set_title(label)
+        ax.set_xlabel("distance d")
+    grid[0].set_ylabel(r"$\mathbb{E}[x_0 x_d]$")
+    grid[0].figure.legend(*grid[-1].get_legend_handles_labels(), loc="outside lower center", ncol=2)
+    return grid
 
 
 @register("fig2_data_models", "data")
