@@ -104,6 +104,7 @@ def _png_size(path):
     return struct.unpack(">II", raw[16:24]), len(raw)
 
 
+@pytest.mark.slow
 def test_only_writes_the_named_figure_as_a_valid_png(capsys, tmp_path):
     code, out, err = _run(capsys, "figures", "--out", str(tmp_path / "new"), "--only", CHEAP, "--no-progress")
     assert code == 0 and not err and f"{CHEAP}.png (" in out, (out, err)
@@ -114,6 +115,7 @@ def test_only_writes_the_named_figure_as_a_valid_png(capsys, tmp_path):
     assert image.shape[:2] == (height, width) and np.std(image[..., :3]) > 0.05  # not a blank canvas
 
 
+@pytest.mark.slow
 def test_render_reports_progress_and_rejects_a_bad_scale(tmp_path, capsys):
     with pytest.raises(ValueError, match="scale must be one of"):
         figures.render([CHEAP], tmp_path, "poster")
@@ -124,6 +126,7 @@ def test_render_reports_progress_and_rejects_a_bad_scale(tmp_path, capsys):
     assert "1/1" in err and CHEAP in err  # tqdm's bar, with the figure's name, on stderr
 
 
+@pytest.mark.slow
 def test_module_entry_point_runs():
     done = subprocess.run(
         [sys.executable, "-m", "localization", "figures", "--only", "nope", "--out", "."],
@@ -151,6 +154,7 @@ def test_draw_functions_check_their_axes():
         figures.sweeps.draw_field_grid(axes, {"a": None})
 
 
+@pytest.mark.slow
 def test_draw_model_row_draws_the_samples_covariance_and_marginal():
     import jax
     from matplotlib.figure import Figure
@@ -276,6 +280,51 @@ def test_amplifier_chapter_drawings_show_phi_and_its_deviation():
     assert right.get_ylim() == (0.0, 1.0)
 
 
+def test_data_chapter_drawings_show_the_values_given():
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    spectra = {
+        3.0: (np.array([0.5, 1.0, 2.0]), np.array([0.4, 1.1, 2.1])),
+        15.0: (np.array([-0.5, 1.0, 9.0]), [1, 2, 3]),
+    }
+    log_ax, symlog_ax = figures.data.draw_kernel_spectra(fig.subplots(1, 2), spectra, 40)
+    np.testing.assert_allclose(symlog_ax.lines[0].get_ydata(), [-0.5, 1.0, 9.0])
+    assert log_ax.get_yscale() == "log" and symlog_ax.get_yscale() == "symlog" and "ξ = 15" in symlog_ax.get_title()
+    with pytest.raises(ValueError, match="two length-scales"):
+        figures.data.draw_kernel_spectra(Figure().subplots(1, 2), {3.0: spectra[3.0]}, 40)
+    exact = 0.5 ** np.minimum(np.arange(10), 10 - np.arange(10))
+    results = {
+        "J": dict(exact=exact, c_ex=exact + 0.01, se_ex=np.full(10, 0.02), c_mh=exact - 0.1, se_mh=np.full(10, 0.02))
+    }
+    (ax,) = figures.data.draw_ising_correlations(Figure().subplots(1, 1, squeeze=False), results)
+    np.testing.assert_allclose(ax.lines[0].get_xdata(), np.arange(6))  # distances 0..N/2
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), exact[:6])
+    with pytest.raises(ValueError, match=r"axes must be a \(1,\) array"):
+        figures.data.draw_ising_correlations(Figure().subplots(1, 2), results)
+
+
+def test_draw_gate_probability_draws_the_gaussian_formula_and_the_estimates():
+    from matplotlib.figure import Figure
+
+    from localization.theory import derivation
+
+    n = 8
+    w, cov1 = np.linspace(-1, 1, n), np.eye(n)
+    e = derivation.GateEstimate(
+        np.array([-1.0, 0.0, 1.0]), np.array([0.3, 0.5, 0.7]), np.array([10, 10, 10]), np.array([0.01, 0.01, 0.01])
+    )
+    axes = Figure().subplots(1, 2)
+    panels = {"A": (w, cov1, e, 2, 0.4), "B": (w, cov1, e, 5, 0.1)}
+    left, right = figures.amplifier.draw_gate_probability(axes, panels, exact={"A": ([-1.0, 1.0], [0.2, 0.8])})
+    xx = np.linspace(-1, 1, 200)
+    np.testing.assert_allclose(left.lines[0].get_ydata(), derivation.gaussian_gate_probability(w, cov1, 2, xx))
+    np.testing.assert_allclose(right.lines[0].get_ydata(), derivation.gaussian_gate_probability(w, cov1, 5, xx))
+    assert [line.get_label() for line in left.lines][-1] == "exact (transfer matrix)"
+    assert "exact (transfer matrix)" not in [line.get_label() for line in right.lines]
+    assert "$i$ = 5" in right.get_title()
+
+
 # Figures are drawn at the page column's width in the book style, so that no text is shown smaller than
 # the captions (tests/test_site.py measures the built pages; these check the figures themselves).
 CHEAP_FIGURES = {"fig3_amplifier": 6, "mechanism_gain": 1, "mechanism_flow": 15, "mechanism_ipr": 2}  # name -> axes
@@ -294,6 +343,7 @@ def _text_sizes(fig):
 
 
 @pytest.mark.parametrize("name", sorted(CHEAP_FIGURES))
+@pytest.mark.slow
 def test_cheap_figures_fit_the_column_with_caption_sized_text(name):
     """Each builds with its panels, no wider than the column once cropped (the PNG the book shows is
     the tight bounding box plus 0.1 in margins: at most 672 px at 96 dpi), with no text below
@@ -385,6 +435,7 @@ def test_the_figures_chapters_use_no_private_figure_names():
         assert not re.search(r"figures\.(\w+\.)?_\w", _chapter_code(chapter)), chapter
 
 
+@pytest.mark.slow
 def test_cheap_builders_return_the_figure_and_the_data_the_chapter_reads():
     """fig3_amplifier: the deviations it draws are theory.linear_deviation of each model's amplifier;
     fig2_data_models: 4 x 3 panels and one colour bar, no data."""
@@ -414,6 +465,7 @@ def test_mechanism_figures_are_registered_for_their_chapter(capsys):
         assert figures.FIGURES[name].chapter == "mechanism" and f"  {name}  (book/mechanism.md)" in out
 
 
+@pytest.mark.slow
 def test_mechanism_drawing_checks_its_arguments():
     from matplotlib.figure import Figure
 

@@ -6,6 +6,7 @@ r"""The figures of the amplifier chapter (``book/amplifier.md``): φ against the
 * :func:`draw_phi_models`, :func:`draw_phi_deviations` — φ of every model of the chapter, and its
   deviation from the line (the chapter's figures of φ);
 * :func:`draw_kur_crossings` — where φ of Kur(k) crosses the line;
+* :func:`draw_gate_probability` — the probability that the neuron is active given one coordinate;
 * :func:`fig3_amplifier` — the registered builder (``python -m localization figures``): φ of the
   paper's Fig. 3 models.
 """
@@ -31,6 +32,7 @@ __all__ = [
     "draw_phi_models",
     "draw_phi_deviations",
     "draw_kur_crossings",
+    "draw_gate_probability",
     "fig3_amplifier",
 ]
 
@@ -220,6 +222,49 @@ def draw_kur_crossings(
     right.set_ylabel(r"crossing point $a_c(k)$")
     right.set_ylim(0, 1)
     return np.array([left, right], dtype=object)
+
+
+def draw_gate_probability(
+    axes: Any,
+    panels: Mapping[str, tuple[ArrayLike, ArrayLike, Any, int, float]],
+    exact: Mapping[str, tuple[ArrayLike, ArrayLike]] | None = None,
+) -> np.ndarray:
+    r"""Draw the probability that the neuron is active given one input coordinate, one panel per model.
+
+    Each panel: the Gaussian approximation ``theory.derivation.gaussian_gate_probability`` (red), the
+    binned Monte Carlo estimate with ±2 standard errors (black), and exact values where given
+    (crosses); titled with the model, the coordinate i and :math:`|a_i|`; one legend below.
+
+    Parameters
+    ----------
+    axes : matplotlib Axes, one per panel
+        The panels (create them with ``sharey=True``).
+    panels : mapping of str to (w, cov1, estimate, i, abs_a)
+        Model name → the weights (N,), the class-1 covariance (N, N), the
+        ``theory.derivation.GateEstimate`` of coordinate ``i``, ``i`` and :math:`|a_i|`.
+    exact : mapping of str to (x, probability), optional
+        Model name → exact conditional probabilities at the points x.
+
+    Returns
+    -------
+    np.ndarray
+        The axes.
+    """
+    from localization.theory import derivation
+
+    grid = plotting.axes_grid("axes", np.asarray(axes, dtype=object).ravel(), (len(panels),))
+    exact = {} if exact is None else exact
+    for ax, (name, (w, cov1, e, i, abs_a)) in zip(grid, panels.items(), strict=True):
+        xx = np.linspace(e.x.min(), e.x.max(), 200)
+        ax.plot(xx, derivation.gaussian_gate_probability(w, cov1, i, xx), color="C3", label="Gaussian approx.")
+        ax.errorbar(e.x, e.prob, yerr=2 * e.stderr, fmt="o", ms=3, color="k", label="Monte Carlo ± 2 s.e.")
+        if name in exact:
+            ax.plot(*exact[name], "x", ms=8, color="C0", label="exact (transfer matrix)")
+        ax.set_title(f"{name}\n$i$ = {i}, $|a_i|$ = {abs_a:.2f}")
+        ax.set_xlabel(r"$x$")
+    grid[0].set_ylabel(r"$P(\langle w,X\rangle\geq 0\mid X_i=x)$")
+    grid[0].figure.legend(*grid[0].get_legend_handles_labels(), loc="outside lower center", ncol=2)
+    return grid
 
 
 @register("fig3_amplifier", "amplifier")
