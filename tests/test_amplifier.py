@@ -70,6 +70,7 @@ def test_taylor_coefficients_sympy(sym):
     assert series.coeff(a, 2) == 0 and series.coeff(a, 4) == 0
 
 
+@pytest.mark.slow
 def test_gaussian_closed_form_sympy():
     s, c, z = sp.symbols("sigma c z", positive=True)
     zz = sp.symbols("zz", real=True)
@@ -82,6 +83,7 @@ def test_gaussian_closed_form_sympy():
 
 # ---------------------------------------------------------------- derivatives at 0 via jax.grad
 @pytest.mark.parametrize("name", list(MARGINALS))
+@pytest.mark.slow
 def test_grad_at_zero_matches_moments(phis, name):
     phi, m = phis[name], MARGINALS[name]
     d1 = float(jax.grad(phi)(0.0))
@@ -95,6 +97,7 @@ def test_grad_at_zero_matches_moments(phis, name):
     assert abs(float(jax.grad(jax.grad(phi))(0.0))) < 1e-12
 
 
+@pytest.mark.slow
 def test_gaussian_any_variance_derivatives():
     for var in (0.5, 1.0, 2.0):
         phi = Amplifier.gaussian(var)
@@ -112,18 +115,21 @@ def test_kurtosis_sign_decides_curvature():
 
 
 # ---------------------------------------------------------------- closed forms
+@pytest.mark.slow
 def test_gaussian_unit_variance_exactly_linear(phis):
     a = jnp.linspace(-1, 1, 41)
     assert phis["gauss"].kind == "gaussian"
     np.testing.assert_allclose(phis["gauss"](a), SQ * a, rtol=0, atol=1e-16)
 
 
+@pytest.mark.slow
 def test_gaussian_closed_form_matches_quadrature():
     a = jnp.array([0.0, 0.1, 0.5, 0.9, 0.999, 1 - 1e-9])
     quad = amplifier_of(data.Gaussian(1.0).marginal, method="quadrature")
     np.testing.assert_allclose(quad(a), SQ * a, rtol=0, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_gaussian_variance_closed_form_by_scaled_quadrature():
     # X = s Z: nodes scaled by s give the N(0, s^2) law
     x, w = data.Gaussian(1.0).marginal.quadrature()
@@ -133,6 +139,7 @@ def test_gaussian_variance_closed_form_by_scaled_quadrature():
         np.testing.assert_allclose(quad(a), Amplifier.gaussian(var)(a), rtol=0, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_binary_closed_form_equals_two_atom_quadrature(phis):
     a = jnp.linspace(-0.999, 0.999, 31)
     assert phis["ising"].kind == "binary"
@@ -145,6 +152,7 @@ def test_binary_closed_form_equals_two_atom_quadrature(phis):
     np.testing.assert_allclose(forced(a), phis["ising"](a), rtol=0, atol=1e-15)
 
 
+@pytest.mark.slow
 def test_quadrature_matches_adaptive_reference():
     # independent check of one value by scipy adaptive quadrature in z-space: NLGP(1.1), a = 0.8
     from scipy import integrate, special
@@ -163,6 +171,7 @@ def test_quadrature_matches_adaptive_reference():
 
 # ---------------------------------------------------------------- symmetry, shapes, limits
 @pytest.mark.parametrize("name", list(MARGINALS))
+@pytest.mark.slow
 def test_odd_and_vectorised(phis, name):
     phi = phis[name]
     a = jnp.linspace(0.0, 0.99, 12).reshape(3, 4)
@@ -173,6 +182,7 @@ def test_odd_and_vectorised(phis, name):
 
 
 @pytest.mark.parametrize("name", list(MARGINALS))
+@pytest.mark.slow
 def test_limit_at_one_is_mean_abs(phis, name):
     phi, m = phis[name], MARGINALS[name]
     mean_abs = m.expect(np.abs)
@@ -192,12 +202,14 @@ def test_gaussian_limit_sqrt_two_over_pi_sigma():
     assert float(Amplifier.gaussian(4.0)(1.0)) == pytest.approx(SQ * 2.0, rel=1e-15)
 
 
+@pytest.mark.slow
 def test_core_policy_outside_domain(phis):
     for phi in (phis["nlgp-1.1"], phis["ising"], phis["gauss"]):
         out = phi.core(jnp.array([1.5, -2.0, jnp.nan]))
         assert np.all(np.isnan(out))
 
 
+@pytest.mark.slow
 def test_jit_vmap_and_pytree(phis):
     phi = phis["nlgp-1.1"]
     a = jnp.linspace(-0.9, 0.9, 7)
@@ -276,6 +288,7 @@ def test_validation_of_constructors():
 # -------------------------------------------------------------------------------------------------
 # the PytreeAmplifier protocol and evaluation at concrete points
 # -------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_pytree_amplifier_protocol():
     from localization import theory
 
@@ -293,6 +306,7 @@ def test_pytree_amplifier_protocol():
     np.testing.assert_allclose(np.asarray(f1), np.asarray(f2), rtol=0, atol=1e-15)
 
 
+@pytest.mark.slow
 def test_evaluate_amplifier_equals_phi_and_pads_exactly():
     import importlib
 
@@ -344,6 +358,7 @@ def test_evaluate_amplifier_validation():
 # -------------------------------------------------------------------------------------------------
 # tabulated amplifier (theory.tabulated)
 # -------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_tabulated_amplifier_accuracy_and_oddness():
     from localization.theory import tabulate_amplifier
 

@@ -6,6 +6,8 @@ import pathlib
 import pkgutil
 import re
 
+import pytest
+
 import localization
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -29,6 +31,7 @@ def test_every_public_module_is_on_the_api_page():
     assert not missing, f"add to the API reference in {PAGE.name}: {sorted(missing)}"
 
 
+@pytest.mark.slow
 def test_api_page_builds_without_warnings(tmp_path):
     from sphinx.cmd.build import build_main
 

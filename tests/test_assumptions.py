@@ -43,6 +43,7 @@ def test_a1_nlgp_closed_form_inner_mean_matches_hermite():
     assert 0.1 < d_closed < 0.3  # A1 visibly violated at moderate gain
 
 
+@pytest.mark.slow
 def test_a1_kur_converged_and_positive():
     cop = A.gaussian_copula(data.Kur(2.0, 10.0), 8)
     d = [A.a1_discrepancy_copula(cop, hermite_order=o) for o in (60, 120)]
@@ -54,6 +55,7 @@ def test_a1_kur_converged_and_positive():
     np.testing.assert_allclose(cop.transform(z), _marginals.kur_transform(jnp.asarray(z), 10.0), rtol=1e-13)
 
 
+@pytest.mark.slow
 def test_a1_binned_samples(samples):
     assert A.a1_discrepancy_samples(samples["gauss"]) < 0.04  # exact value 0; noise/binning only
     assert A.a1_discrepancy_samples(samples["ising"]) < 0.04  # exact value 0 (bins are the atoms)
@@ -61,6 +63,7 @@ def test_a1_binned_samples(samples):
     assert A.a1_discrepancy_samples(samples["nlgp"]) == pytest.approx(exact, abs=0.03)
 
 
+@pytest.mark.slow
 def test_a2_exact_cases_and_conditional_monte_carlo():
     w = np.asarray(jax.random.normal(jax.random.key(1), (N,), dtype=jnp.float64))
     assert AX.a2_discrepancy(data.Gaussian(2.0), N, w) == 0.0
@@ -77,6 +80,7 @@ def test_a2_binned_samples(samples):
     assert A.a2_discrepancy_samples(samples["ising"], w) < 0.05
 
 
+@pytest.mark.slow
 def test_lindeberg_ratio():
     sigma = data.Gaussian(2.0).covariance(N)
     e = np.zeros(N)
@@ -87,6 +91,7 @@ def test_lindeberg_ratio():
     assert r.shape == (2, 3)
 
 
+@pytest.mark.slow
 def test_lindeberg_ratio_flat_field_and_cancellation():
     # flat field of a circulant: 1 / (N lambda(0)), lambda(0) the row sum (1/N only for the identity)
     for xi in (0.7, 3.0):
@@ -109,6 +114,7 @@ def test_lindeberg_ratio_flat_field_and_cancellation():
     assert np.all(r >= 1 / (N * lam[-1]) * (1 - 1e-12)) and np.all(r <= 1 / lam[0] * (1 + 1e-12))
 
 
+@pytest.mark.slow
 def test_a3_along_trajectory():
     s0, s1 = data.Gaussian(0.7).covariance(N), data.Gaussian(2.0).covariance(N)
     w0 = 0.01 * np.asarray(jax.random.normal(jax.random.key(5), (2, N), dtype=jnp.float64))
@@ -190,6 +196,7 @@ def test_discrepancies_finite_detects_failures():
     assert d2 > 0.1
 
 
+@pytest.mark.slow
 def test_discrepancies_finite_matches_binned_estimate():
     # the binned sample estimator (one bin per atom of X_i) agrees with the exact value up to noise
     pulses = _pulses(10, range(2, 5))

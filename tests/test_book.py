@@ -128,6 +128,7 @@ def test_cross_document_glue_has_a_format_spec():
     assert not bad, bad
 
 
+@pytest.mark.slow
 def test_importing_the_library_changes_no_jax_setting():
     """``import localization`` (and its modules) leaves JAX in 32-bit mode; enable_float64 is the one switch,
     and asking for float64 without it is a clear error, not a silent truncation."""

@@ -31,6 +31,7 @@ def test_every_chapter_module_registers_its_figures_for_its_chapter():
             assert entry.chapter == chapter and getattr(module, entry.build.__name__) is entry.build, entry.name
 
 
+@pytest.mark.slow
 def test_mechanism_gain_is_the_theory_gain_and_constant_for_gaussian_data():
     with matplotlib.rc_context(plotting.BOOK_STYLE):
         built = mechanism.mechanism_gain()
@@ -49,6 +50,7 @@ def test_mechanism_gain_is_the_theory_gain_and_constant_for_gaussian_data():
     assert np.allclose(lines["NLGP(3)"], gain.gains["NLGP(3)"] / mech.GAUSSIAN_SLOPE, rtol=0, atol=1e-15)
 
 
+@pytest.mark.slow
 def test_mechanism_flows_checkpoint_every_twenty_steps_with_times_steps_times_lr():
     with matplotlib.rc_context(plotting.BOOK_STYLE):
         built = mechanism.mechanism_flow()

@@ -51,6 +51,7 @@ def test_covariance_is_the_source_covariance_exactly():
     assert clone.covariance(40).dtype == np.float64
 
 
+@pytest.mark.slow
 def test_samples_have_the_source_covariance_within_5_se():
     src = _AR1Circulant()
     num, n = 40_000, 12
@@ -74,6 +75,7 @@ def test_marginal_is_standard_normal_exactly():
     assert m.variance == 1.0 and m.excess_kurtosis == 0.0
 
 
+@pytest.mark.slow
 def test_psd_root_of_a_singular_covariance():
     # rank-1 covariance (all ones): samples are constant vectors with unit-variance value
     @dataclass(frozen=True)
@@ -88,6 +90,7 @@ def test_psd_root_of_a_singular_covariance():
     assert abs(np.var(x[:, 0]) - 1) < 5 * np.sqrt(2 / 1000)
 
 
+@pytest.mark.slow
 def test_float32_and_determinism():
     c = GaussianClone(_AR1Circulant())
     a = c.sample(jax.random.key(3), 10, 5, dtype=jnp.float32)
@@ -101,6 +104,7 @@ def test_lengthscale_and_name_pass_through():
     assert c.lengthscale == 2.5 and c.name.startswith("GaussianClone(")
 
 
+@pytest.mark.slow
 def test_jit_through_the_clone_as_a_pytree():
     c = GaussianClone(_AR1Circulant())
     f = jax.jit(lambda model, key: model.sample(key, 4, 6))
@@ -112,6 +116,7 @@ def test_task_rejects_wrong_order_of_clones():
         data.LengthscaleTask(GaussianClone(data.NLGP(xi=3.0, gain=3.0)), GaussianClone(data.NLGP(xi=1.0, gain=3.0)))
 
 
+@pytest.mark.slow
 def test_clone_in_a_lengthscale_task():
     task = data.LengthscaleTask(GaussianClone(data.NLGP(xi=1.0, gain=3.0)), GaussianClone(data.NLGP(xi=3.0, gain=3.0)))
     x, y = task.sample(jax.random.key(4), 64, 10)

@@ -126,6 +126,7 @@ def test_spectral_amplitudes_reproduce_the_covariance(xi, n):
 
 
 @pytest.mark.parametrize("n", SHAPES)
+@pytest.mark.slow
 def test_public_fourier_basis_and_amplitudes_give_the_sampler_covariance(n):
     Q, a = data.fourier_basis(n), data.spectral_amplitudes(2.0, n)
     N = math.prod(n) if isinstance(n, tuple) else n

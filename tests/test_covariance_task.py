@@ -9,6 +9,7 @@ from localization import data, models, train
 N = 12
 
 
+@pytest.mark.slow
 def test_samples_have_the_given_class_covariances():
     # Sample covariance of 2^16 draws per class: each entry within 5 standard errors (an entry of a
     # Gaussian sample covariance has standard deviation sqrt((S_ij^2 + S_ii S_jj) / m)).
@@ -32,6 +33,7 @@ def test_root_reproduces_a_singular_covariance():
     assert np.allclose(task.root1 @ task.root1.T, cov, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_train_sweep_over_covariances_in_either_order():
     # Tasks that differ only in their covariance arrays share one compiled sweep, and each row equals
     # a single-task run on the same stream.

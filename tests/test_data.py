@@ -39,6 +39,7 @@ def translation_z(x, shift):
     return worst
 
 
+@pytest.mark.slow
 def test_translation_statistic_detects_a_law_that_is_not_translation_invariant():
     # the paper's non-circulant kernel exp(-(i-j)^2/xi^2) (Sec. 2.3) breaks S2 at the boundary: the pair
     # (n-1, 0) is uncorrelated while every other neighbouring pair has correlation exp(-1/xi^2)
@@ -52,6 +53,7 @@ def test_translation_statistic_detects_a_law_that_is_not_translation_invariant()
 
 
 @pytest.mark.parametrize("m", [data.Gaussian(1.5), data.NLGP(1.5, 1.1), data.Kur(1.5, 10.0)], ids=repr)
+@pytest.mark.slow
 def test_grid_sampling(m):
     x = np.asarray(m.sample(KEY, 50_000, (5, 7)))
     assert x.shape == (50_000, 35)
@@ -59,6 +61,7 @@ def test_grid_sampling(m):
     assert np.abs(emp_cov(x) - C).max() < 6 * math.sqrt(3 / 50_000)
 
 
+@pytest.mark.slow
 def test_ising_correlations_exact_formula():
     N, J, num = 40, 0.7, 200_000
     x = np.asarray(data.Ising(J).sample(KEY, num, N, dtype=jnp.float32), dtype=np.float64)
@@ -73,6 +76,7 @@ def test_ising_correlations_exact_formula():
 
 
 @pytest.mark.parametrize("J", [0.0, 0.4, 1.5])
+@pytest.mark.slow
 def test_ising_exact_distribution_small_chain(J):
     # all 2^5 configurations: frequencies vs Boltzmann weights exp(J sum x_i x_{i+1}) (periodic)
     N, num = 5, 200_000
@@ -86,6 +90,7 @@ def test_ising_exact_distribution_small_chain(J):
     assert np.all(np.abs(freq - p) < 6 * np.sqrt(p * (1 - p) / num) + 1e-9)
 
 
+@pytest.mark.slow
 def test_ising_large_coupling_is_finite():
     x = np.asarray(data.Ising(40.0).sample(KEY, 1000, 10))
     assert np.all(np.abs(x.sum(1)) == 10)  # all spins aligned
@@ -100,6 +105,7 @@ def test_nlgp_covariance_closed_form_vs_copula_quadrature():
         assert abs(copula_covariance(lambda z: sp.erf(g * z) / Zn, c) - s) < 1e-13
 
 
+@pytest.mark.slow
 def test_kur_covariance_properties():
     m = data.Kur(3.0, 5.0)
     S = m.covariance(20)
@@ -115,6 +121,7 @@ def test_kur_covariance_properties():
         assert abs(fine - copula_covariance(lambda z: data.kur_transform(z, 5.0), c)) < 1e-10
 
 
+@pytest.mark.slow
 def test_dtypes_jit_and_key_impls():
     m = data.NLGP(2.0, 3.0)
     f = jax.jit(lambda k: m.sample(k, 64, 10, jnp.float32))
@@ -125,6 +132,7 @@ def test_dtypes_jit_and_key_impls():
     assert x.dtype == jnp.float64
 
 
+@pytest.mark.slow
 def test_vmap_over_family_parameter():
     gains = jnp.array([0.1, 1.0, 10.0])
     xs = jax.vmap(lambda g: data.NLGP(2.0, g).sample(KEY, 200, 8))(gains)
@@ -137,6 +145,7 @@ def test_vmap_over_family_parameter():
 
 
 # ---------------------------------------------------------------- task
+@pytest.mark.slow
 def test_task_labels_and_class_covariances():
     task = data.LengthscaleTask.of(data.NLGP, xi=(1.0, 3.0), gain=100.0)
     assert task.model0 == data.NLGP(1.0, 100.0) and task.model1 == data.NLGP(3.0, 100.0)
@@ -158,6 +167,7 @@ def test_task_labels_and_class_covariances():
     ],  # independent draws per class
     ids=["kur-two-k", "ising"],
 )
+@pytest.mark.slow
 def test_task_class_laws(task):
     num, n = 40_000, 10
     x, y = task.sample(jax.random.key(7), num, n, dtype=jnp.float32)
@@ -251,6 +261,7 @@ def test_bad_sample_arguments():
         data.LengthscaleTask.of(data.Gaussian, xi=(1.0, 2.0)).sample(1, 10, 5)
 
 
+@pytest.mark.slow
 def test_task_shares_transform_for_identical_tracer_and_fast_float32_normals():
     """A gain shared by both classes as one tracer (as train passes it under jit/vmap) gives the same
     samples as concrete equal gains (one transform); float32 draws use prng.normal, float64 jax's."""

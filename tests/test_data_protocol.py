@@ -47,6 +47,7 @@ def test_every_public_model_is_listed():
 
 
 @pytest.mark.parametrize("m", MODELS, ids=repr)
+@pytest.mark.slow
 def test_protocol_shape_dtype_and_pytree(m):
     assert isinstance(m, data.DataModel) and isinstance(m.lengthscale_name, str)
     for dtype in (jnp.float32, jnp.float64):
@@ -61,6 +62,7 @@ def test_protocol_shape_dtype_and_pytree(m):
 
 
 @pytest.mark.parametrize("m", MODELS, ids=repr)
+@pytest.mark.slow
 def test_marginal_moments_against_samples(m):
     marginal = m.marginal
     assert isinstance(marginal, data.Marginal)
@@ -78,6 +80,7 @@ def test_marginal_moments_against_samples(m):
 
 
 @pytest.mark.parametrize("m", MODELS, ids=repr)
+@pytest.mark.slow
 def test_covariance_exact_and_sampled_and_translation_invariant(m):
     num = 50_000
     x = np.asarray(m.sample(KEY, num, N))

@@ -27,6 +27,7 @@ def _toeplitz(n, rho):
 
 
 # ----------------------------------------------------------------------------- loss and gradient
+@pytest.mark.slow
 def test_mse_loss_matches_numpy():
     w, x, y = _batch()
     h = np.asarray(x) @ np.asarray(w)
@@ -34,12 +35,14 @@ def test_mse_loss_matches_numpy():
     assert abs(float(d.mse_loss(w, x, y)) - expected) < 1e-13
 
 
+@pytest.mark.slow
 def test_mse_gradient_equals_autodiff():
     w, x, y = _batch(1)
     auto = jax.grad(d.mse_loss.core)(w, x, y)
     np.testing.assert_allclose(d.mse_gradient(w, x, y), auto, rtol=0, atol=1e-13)
 
 
+@pytest.mark.slow
 def test_gradient_terms_recombine_and_broadcast():
     w, x, y = _batch(2)
     ws = jnp.stack([w, -w, 2 * w])  # leading axis of weights
@@ -51,6 +54,7 @@ def test_gradient_terms_recombine_and_broadcast():
     assert d.mse_loss(ws, x, y).shape == (3,)
 
 
+@pytest.mark.slow
 def test_gated_mean_matches_numpy_and_gaussian_closed_form():
     w, x, _ = _batch(3)
     xn, wn = np.asarray(x), np.asarray(w)
@@ -70,6 +74,7 @@ def test_gated_mean_matches_numpy_and_gaussian_closed_form():
 
 
 # ----------------------------------------------------------------------------- conditioning
+@pytest.mark.slow
 def test_gaussian_gate_probability_closed_form_and_symmetry():
     n = 6
     sigma = _toeplitz(n, 0.5)
@@ -84,6 +89,7 @@ def test_gaussian_gate_probability_closed_form_and_symmetry():
     assert abs(float(d.gaussian_gate_probability(w, sigma, i, 0.0)[0]) - 0.5) < 1e-15
 
 
+@pytest.mark.slow
 def test_gaussian_gate_probability_exact_for_gaussian_with_nonunit_variance():
     # X ~ N(0, s2 * C); sample X given X_i = x exactly and compare (4 standard errors)
     n, s2, i, x0, num = 4, 2.5, 1, 0.9, 100_000
@@ -99,6 +105,7 @@ def test_gaussian_gate_probability_exact_for_gaussian_with_nonunit_variance():
     assert abs(p_mc - p) < 4 * math.sqrt(p * (1 - p) / num), (p_mc, p)
 
 
+@pytest.mark.slow
 def test_empirical_gate_probability_discrete_total_expectation_is_exact():
     key = jax.random.key(11)
     x = jnp.where(jax.random.bernoulli(key, 0.5, (5000, 6)), 1.0, -1.0)
@@ -112,6 +119,7 @@ def test_empirical_gate_probability_discrete_total_expectation_is_exact():
     np.testing.assert_allclose(est.stderr, np.sqrt(est.prob * (1 - est.prob) / est.count))
 
 
+@pytest.mark.slow
 def test_empirical_gate_probability_continuous_bins():
     w, x, _ = _batch(4, num=1000, n=5)
     est = d.empirical_gate_probability(w, x, 0, bins=10)
@@ -121,6 +129,7 @@ def test_empirical_gate_probability_continuous_bins():
 
 
 # ----------------------------------------------------------------------------- validation
+@pytest.mark.slow
 def test_validation_errors():
     w, x, y = _batch()
     with pytest.raises(ValueError, match="x must have 5 columns"):
@@ -239,6 +248,7 @@ def test_ising_exact_functions_validate():
 
 
 # ----------------------------------------------------------------------------- elliptical data
+@pytest.mark.slow
 def test_elliptical_gated_mean_closed_form_and_gaussian_case():
     sigma = _toeplitz(6, 0.6)
     w = np.array([0.3, -1.0, 0.5, 0.2, 0.0, 0.7])

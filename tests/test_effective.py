@@ -30,6 +30,7 @@ def _w(seed, shape=(N,)):
     return np.asarray(jax.random.normal(jax.random.key(seed), shape, dtype=jnp.float64))
 
 
+@pytest.mark.slow
 def test_factor_half_from_differentiating_the_mse():
     # -∇L of the exact Gaussian MSE (no ½ in the loss) equals Eq. (5) with τ = 1 and the factor ½
     w = _w(0, (3, N))
@@ -39,6 +40,7 @@ def test_factor_half_from_differentiating_the_mse():
     np.testing.assert_allclose(-gaussian.flow(w, S0, S1), grad, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.slow
 def test_gaussian_loss_and_gradient_by_monte_carlo():
     # MC over X | Y ~ N(0, Σ_Y), Y ~ Bernoulli(½): E[(Y - ReLU<w,X>)^2] and E[1(<w,X> >= 0) X | Y=1]
     key = jax.random.key(1)
@@ -59,6 +61,7 @@ def test_gaussian_loss_and_gradient_by_monte_carlo():
     assert np.all(np.abs(np.asarray(jnp.mean(g, 0)) - exact) < 5 * se)
 
 
+@pytest.mark.slow
 def test_vector_field_generic_callable_equals_amplifier():
     w = _w(3, (2, N))
     f1 = effective_vector_field(w, BIN, S0, S1)
@@ -68,6 +71,7 @@ def test_vector_field_generic_callable_equals_amplifier():
     np.testing.assert_allclose(f1, 0.5 * (BIN(a) - w @ (S0 + S1)), rtol=1e-13)
 
 
+@pytest.mark.slow
 def test_argument_bounds_and_localized_weight_is_finite():
     a = amplifier_argument(_w(4, (5, N)), S1)
     assert np.all(np.abs(a) <= 1)
@@ -90,6 +94,7 @@ def _manual_euler(w, phi, lr, steps):
     return out
 
 
+@pytest.mark.slow
 def test_euler_matches_manual_loop_with_checkpoints():
     w0 = 0.1 * _w(5, (2, 3, N))
     lr, steps, ck = 0.05, 15, [0, 1, 7, 7, 15]
@@ -104,6 +109,7 @@ def test_euler_matches_manual_loop_with_checkpoints():
             np.testing.assert_allclose(traj.weights[idx + (c,)], seq[s], rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.slow
 def test_int_checkpoints_and_gaussian_flow_is_gradient_descent():
     # with the Gaussian φ, Euler on Eq. (5) is exact expected-gradient descent on the MSE
     w0 = 0.05 * _w(6)
@@ -116,6 +122,7 @@ def test_int_checkpoints_and_gaussian_flow_is_gradient_descent():
     np.testing.assert_allclose(traj.weights[-1], w, rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_rk4_converges_to_fine_euler():
     w0 = 0.1 * _w(7)
     fine = integrate_effective(w0, BIN, S0, S1, lr=0.5, steps=4, checkpoints=1, substeps=2000).weights[-1]
@@ -126,6 +133,7 @@ def test_rk4_converges_to_fine_euler():
     assert err_rk4 < 1e-3 * float(jnp.linalg.norm(fine)) and err_rk4 < 0.05 * err_euler
 
 
+@pytest.mark.slow
 def test_jacobian_equals_central_differences():
     w = _w(9)
     jac = effective_jacobian(w, BIN, S0, S1)
@@ -135,6 +143,7 @@ def test_jacobian_equals_central_differences():
     np.testing.assert_allclose(jac, (plus - minus).T / (2 * h), rtol=0, atol=1e-7)
 
 
+@pytest.mark.slow
 def test_fixed_point_of_the_linear_flow_and_its_spectrum():
     # linear phi: the constant mode r* 1, r* = sqrt(2/pi) a0 / mu(0), a0 = sqrt(lambda1(0) / N); the
     # Jacobian there has the radial eigenvalue -mu(0)/2 and (1/2)[mu(0) lambda1(k) / lambda1(0) - mu(k)]

@@ -103,6 +103,7 @@ def test_flow_sweep_validation():
         cmp.flow_sweep([data.family_task("NLGP", 1.0), object()], w0, lr=0.1, steps=2)
 
 
+@pytest.mark.slow
 def test_comparison_sweep_matches_one_comparison_per_task():
     # One vmapped SGD run over the tasks must follow each task's own run on the same data stream, and
     # the flows must be the per-task flows (float32 SGD: agreement to rounding, not bit for bit).

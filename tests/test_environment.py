@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,6 +66,7 @@ def test_pyproject_dependencies_have_floors_the_lock_satisfies():
         assert _version(floor) <= _version(lock[name]), f"pyproject.toml: {spec!r} excludes the locked {lock[name]}"
 
 
+@pytest.mark.slow
 def test_pyproject_covers_every_third_party_import_of_the_library():
     """Each top-level module the library imports (outside the standard library) is a dependency."""
     import ast

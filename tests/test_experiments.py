@@ -16,6 +16,7 @@ TINY = dict(n=16, inits=3, batch=64, steps=20, checkpoints=3)
 
 
 # ----------------------------------------------------------------------------- init_neurons
+@pytest.mark.slow
 def test_init_neurons_variance_and_validation():
     w = ex.init_neurons(KEY, 4000, 20, init_scale=1e-3, dtype=jnp.float64)
     assert w.shape == (4000, 20)
@@ -36,6 +37,7 @@ def _nlgp_tasks(gains, xi=(0.3, 0.7)):
     return [data.LengthscaleTask.of(data.NLGP, xi=xi, gain=g) for g in gains]
 
 
+@pytest.mark.slow
 def test_ipr_sweep_shapes_bounds_and_kurtosis():
     gains = (0.5, 3.0)
     res = ex.ipr_sweep(KEY, _nlgp_tasks(gains), params=gains, lr=0.1, keep_weights=True, **TINY)
@@ -51,6 +53,7 @@ def test_ipr_sweep_shapes_bounds_and_kurtosis():
     assert res.ipr.dtype == np.float64
 
 
+@pytest.mark.slow
 def test_ipr_sweep_equals_train_online_per_task():
     """The vmapped sweep trains each task exactly like train_online with the same key and init."""
     task = _nlgp_tasks((2.0,))[0]
@@ -65,6 +68,7 @@ def test_ipr_sweep_equals_train_online_per_task():
     assert np.all(np.isnan(res.params))
 
 
+@pytest.mark.slow
 def test_ipr_sweep_per_init_streams():
     """streams="per_init" reaches train_online/train_sweep: each task and initialisation trains as
     train_online with streams="per_init"; fig5 passes settings.streams on; bad values are refused."""
@@ -109,6 +113,7 @@ def test_ipr_sweep_per_init_streams():
         ex.ipr_sweep(KEY, tasks, streams="own", **TINY)
 
 
+@pytest.mark.slow
 def test_ipr_sweep_on_a_grid_is_the_same_code():
     """A grid shape goes through the same sweep: two NLGP gains on a 4 × 5 torus train exactly like
     train_online on each task with n = (4, 5), and the weights are over the 20 flattened sites."""
@@ -146,6 +151,7 @@ def test_ipr_sweep_validation():
 
 
 # ----------------------------------------------------------------------------- fig5
+@pytest.mark.slow
 def test_fig5_tiny_run_and_settings():
     st = ex.PAPER_FIG5.replace(n=16, gains=(0.3, 5.0), ks=(4.5, 10.0), inits=2, batch=32, steps=10, checkpoints=2)
     r = ex.fig5(KEY, st)
@@ -178,6 +184,7 @@ def test_fig5_validation():
 
 
 # ----------------------------------------------------------------------------- phase_diagram
+@pytest.mark.slow
 def test_phase_diagram_matches_individual_sweeps():
     kw = dict(n=16, inits=2, batch=32, steps=10, checkpoints=2, dtype=jnp.float64)
     pd = ex.phase_diagram(KEY, [5.0, 10.0], [2.0, 3.0], xi0=0.5, **kw)
@@ -203,6 +210,7 @@ def test_phase_diagram_validation():
         ex.phase_diagram(KEY, [math.nan], [2.0])
 
 
+@pytest.mark.slow
 def test_nlgp_localizes_and_its_gaussian_clone_does_not():
     """Physics smoke test at xi = (1, 3): NLGP(100) localizes within t = 20, its clone does not."""
     kw = dict(n=40, inits=4, batch=500, steps=400, checkpoints=2, lr=0.05)
@@ -213,6 +221,7 @@ def test_nlgp_localizes_and_its_gaussian_clone_does_not():
 
 
 # ----------------------------------------------------------------------------- data_properties
+@pytest.mark.slow
 def test_property_statistics_verdicts():
     """Weakly dependent Gaussian data: every z small; the single pulse: far coordinates dependent."""
     g = ex.property_statistics(KEY, data.Gaussian(xi=3.0), n=20, num=4000)

@@ -44,6 +44,7 @@ def test_frame_grid_holds_one_frame_per_applicable_combination():
     assert len(list(explorer.frame_grid(specs, {}))) == 2 * 3 * 4
 
 
+@pytest.mark.slow
 def test_static_mode_draws_every_frame_with_the_values_shown(monkeypatch):
     monkeypatch.setenv(explorer.STATIC_WIDGETS_ENV, "frames")
     monkeypatch.delenv(explorer.FRAMES_LOG_ENV, raising=False)
@@ -113,6 +114,7 @@ def test_frames_must_be_figures_and_few(monkeypatch):
         explorer.explore(lambda n: None, n=many)
 
 
+@pytest.mark.slow
 def test_the_build_log_is_summed(tmp_path, monkeypatch):
     log = tmp_path / "explorers.jsonl"
     monkeypatch.setenv(explorer.STATIC_WIDGETS_ENV, "frames")
@@ -126,6 +128,7 @@ def test_the_build_log_is_summed(tmp_path, monkeypatch):
     assert "none built" in explorer.summarize_log(str(tmp_path / "missing.jsonl"))
 
 
+@pytest.mark.slow
 def test_frames_drawn_by_a_worker_are_the_frames_drawn_in_the_kernel(monkeypatch):
     # A worker process draws the pickled figure under the kernel's rcParams: the same PNG bytes. A
     # local rcParams change (a font size) must reach the worker, or the bytes would differ.
@@ -140,6 +143,7 @@ def test_frames_drawn_by_a_worker_are_the_frames_drawn_in_the_kernel(monkeypatch
     assert plain.keys() == frames["0"].keys() and plain != frames["0"]
 
 
+@pytest.mark.slow
 def test_a_failing_worker_falls_back_to_the_kernel_with_a_warning(monkeypatch):
     class Broken:
         def submit(self, *args):
@@ -156,6 +160,7 @@ def test_a_failing_worker_falls_back_to_the_kernel_with_a_warning(monkeypatch):
         explorer.render_frames(_figure([]), _controls(), WHEN)
 
 
+@pytest.mark.slow
 def test_an_interrupt_to_the_process_group_does_not_stop_the_drawing_worker(monkeypatch):
     # A Jupyter kernel is stopped with SIGINT to its process group; the worker must neither die nor
     # print a KeyboardInterrupt traceback into the build log, and must still draw afterwards.

@@ -13,6 +13,7 @@ KEY = jax.random.key(7)
 
 
 # ----------------------------------------------------------------------------- RootedKur
+@pytest.mark.slow
 def test_rooted_kur_samples_equal_data_kur():
     rooted, kur = data.RootedKur.of(0.7, 5.0, 24), data.Kur(xi=0.7, k=5.0)
     for dtype in (jnp.float64, jnp.float32):
@@ -22,6 +23,7 @@ def test_rooted_kur_samples_equal_data_kur():
         assert float(jnp.max(jnp.abs(a - b))) == 0.0
 
 
+@pytest.mark.slow
 def test_rooted_kur_pytree_and_statistics():
     m = data.RootedKur.of(1.5, 10.0, 12)
     leaves, tree = jax.tree_util.tree_flatten(m)

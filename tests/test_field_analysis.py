@@ -184,6 +184,7 @@ def test_sign_pairing_on_a_ring_and_a_torus():
     np.testing.assert_allclose(F.sign_pairing(G, (6, 6)).distance, [math.sqrt(2)] * 2)
 
 
+@pytest.mark.slow
 def test_pairing_null_mean_matches_the_exact_ring_value():
     # two peaks of opposite sign, independent and uniform on a ring of n sites: E[d] = sum_d d P(d)
     n, num = 11, 40_000
@@ -193,6 +194,7 @@ def test_pairing_null_mean_matches_the_exact_ring_value():
     assert abs(draws[:, 0].mean() - exact) < 5 * draws[:, 0].std() / math.sqrt(num)
 
 
+@pytest.mark.slow
 def test_pairing_null_on_a_torus_and_sign_pairing_keeps_leading_axes():
     shape, num = (4, 3), 40_000
     r, c = np.meshgrid(np.arange(4), np.arange(3), indexing="ij")

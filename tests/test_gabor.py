@@ -37,6 +37,7 @@ def test_sinusoid_fit_is_exact_projection():
 
 
 @pytest.mark.parametrize(("c", "s", "f", "ph", "a"), [(13.3, 3.0, 5.4, 0.7, 2.0), (31.0, 6.5, 2.0, -2.0, 0.3)])
+@pytest.mark.slow
 def test_gabor_fit_exact_member_has_zero_residual(c, s, f, ph, a):
     fit = G.fit_gabor(G.periodic_gabor(N, c, s, f, ph, a))
     assert fit.residual < 1e-12
@@ -51,6 +52,7 @@ def test_bump_fit_exact_member_and_negative_amplitude():
     assert abs(abs(fit.phase) - np.pi) < 1e-9
 
 
+@pytest.mark.slow
 def test_gabor_fit_recovers_parameters_under_noise_and_beats_alternatives():
     rng = np.random.default_rng(3)
     c = rng.uniform(0, N, 12)
@@ -69,6 +71,7 @@ def test_gabor_fit_recovers_parameters_under_noise_and_beats_alternatives():
     assert np.all(fit.residual <= others + 1e-9)
 
 
+@pytest.mark.slow
 def test_fits_are_scale_and_translation_invariant():
     w = G.periodic_gabor(N, 10.2, 3.5, 3.3, 0.2) + 0.1 * G.wrapped_gaussian(N, 25.0, 1.5)
     base, scaled, moved = G.fit_gabor(w), G.fit_gabor(7.0 * w), G.fit_gabor(np.roll(w, 9))

@@ -31,6 +31,7 @@ def test_agreement_isotropic_closed_form_values():
     assert gates.gaussian_agreement(e1, e1 + e2, np.eye(3)) == pytest.approx(0.75)  # angle pi/4
 
 
+@pytest.mark.slow
 def test_agreement_is_one_minus_angle_over_pi_monte_carlo():
     # 1 - angle(w, v)/pi for X ~ N(0, I): Monte Carlo with 4e5 draws, within 5 binomial standard errors
     rng = np.random.default_rng(3)
@@ -71,6 +72,7 @@ def test_agreement_properties():
     )
 
 
+@pytest.mark.slow
 def test_mixture_kurtosis_sympy_and_monte_carlo():
     s0, s1 = sp.symbols("s0 s1", positive=True)
     m2 = (s0**2 + s1**2) / 2
@@ -95,6 +97,7 @@ def _random_run(rng, C=6, units=(3,)):
     return rng.normal(size=units + (C, N))
 
 
+@pytest.mark.slow
 def test_gate_flips_matches_gaussian_closed_form():
     rng = np.random.default_rng(7)
     run = _random_run(rng)
@@ -107,6 +110,7 @@ def test_gate_flips_matches_gaussian_closed_form():
     np.testing.assert_allclose(np.asarray(f.kurtosis), kappa, atol=0.08)
 
 
+@pytest.mark.slow
 def test_gate_flips_constant_run_and_scale_invariance():
     rng = np.random.default_rng(8)
     w = rng.normal(size=(2, N))
@@ -120,6 +124,7 @@ def test_gate_flips_constant_run_and_scale_invariance():
     np.testing.assert_allclose(k, k[:, :1] * np.ones_like(k), rtol=1e-4)  # scale-free
 
 
+@pytest.mark.slow
 def test_gate_flips_sign_reversal_flips_every_gate():
     rng = np.random.default_rng(9)
     w = rng.normal(size=(N,))
@@ -129,6 +134,7 @@ def test_gate_flips_sign_reversal_flips_every_gate():
     assert float(f.constant) == 0.0
 
 
+@pytest.mark.slow
 def test_constant_is_at_most_every_agreement_and_bounded_by_union():
     rng = np.random.default_rng(10)
     run = _random_run(rng, C=5, units=(4,)) * 0.3 + rng.normal(size=(4, 1, N))  # small moves
@@ -138,6 +144,7 @@ def test_constant_is_at_most_every_agreement_and_bounded_by_union():
     assert np.all(c >= 1.0 - np.sum(1.0 - a, axis=-1) - 1e-6)  # union bound on the flips
 
 
+@pytest.mark.slow
 def test_gate_flips_on_training_trajectories_and_axes():
     task = data.LengthscaleTask.of(data.NLGP, xi=(1.0, 3.0), gain=3.0)
     w0 = models.init_weights(jax.random.key(5), N, 1e-3, num=2, dtype=jnp.float32)

@@ -22,6 +22,7 @@ def test_coordinate_gate_is_the_sign_of_its_coordinates():
     assert gates.CoordinateGate(10).num_gates == 10 and gates.CoordinateGate(10, 4).coordinates == (4,)
 
 
+@pytest.mark.slow
 def test_every_gating_is_a_half_space_gating_of_its_normals():
     x = _x(200)
     for g in (
@@ -46,6 +47,7 @@ def test_bumps_narrow_to_the_coordinate_gate_and_wrap_around_the_ring():
     np.testing.assert_array_equal(np.asarray(b(x)), np.asarray(gates.CoordinateGate(8, (0, 3))(x)))
 
 
+@pytest.mark.slow
 def test_gates_pass_through_jit_and_vmap():
     x = _x()
     for g in (

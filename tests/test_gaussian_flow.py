@@ -56,6 +56,7 @@ def _mc_flow(model0, model1, w, key, num=200_000):
     ],
     ids=["gaussian", "student-t5", "ellipse-surface", "radial"],
 )
+@pytest.mark.slow
 def test_flow_equals_the_monte_carlo_gradient(family):
     model0, model1 = family(XI[0]), family(XI[1])
     cov0, cov1 = np.asarray(model0.covariance(N)), np.asarray(model1.covariance(N))
@@ -67,6 +68,7 @@ def test_flow_equals_the_monte_carlo_gradient(family):
     assert z.max() < 5.0, z  # each coordinate within 5 standard errors
 
 
+@pytest.mark.slow
 def test_half_space_moment_of_student_t3_against_monte_carlo():
     # E[1(<w,X> >= 0) X] for X ~ t(3) (the chapter's law): finite variance per sample (t(3) has a finite
     # second moment), so a z-score applies; this is the flow's only law-dependent term (kappa).
@@ -80,6 +82,7 @@ def test_half_space_moment_of_student_t3_against_monte_carlo():
     assert np.max(np.abs(mc - exact) / se) < 5.0
 
 
+@pytest.mark.slow
 def test_flow_is_minus_the_loss_gradient_and_broadcasts():
     cov0, cov1 = _covariances()
     w = np.asarray(jax.random.normal(jax.random.key(2), (3, 2, N), dtype=jnp.float64))
@@ -90,6 +93,7 @@ def test_flow_is_minus_the_loss_gradient_and_broadcasts():
     np.testing.assert_allclose(f[1, 0], np.asarray(gf.flow(w[1, 0], cov0, cov1)), rtol=1e-14)
 
 
+@pytest.mark.slow
 def test_fixed_points_are_zeros_and_their_rates_are_the_jacobian_spectrum():
     cov0, cov1 = _covariances()
     points = gf.fixed_points(cov0, cov1)
@@ -110,6 +114,7 @@ def test_fixed_points_are_zeros_and_their_rates_are_the_jacobian_spectrum():
     assert reversed_points[0].freq == N // 2 and reversed_points[0].stable
 
 
+@pytest.mark.slow
 def test_integrate_reaches_the_stable_fixed_point_on_sgd_time():
     cov0, cov1 = _covariances()
     w0 = np.asarray(jax.random.normal(jax.random.key(3), (4, N), dtype=jnp.float64)) * 0.01
@@ -144,6 +149,7 @@ def test_bad_arguments_are_named():
     ],
     ids=["gaussian", "t3", "t7.5", "sphere", "radial"],
 )
+@pytest.mark.slow
 def test_mean_absolute_against_monte_carlo(marginal):
     x = np.asarray(marginal.sample(jax.random.key(1), 400_000))
     mc, se = np.abs(x).mean(), np.abs(x).std() / math.sqrt(x.size)

@@ -72,6 +72,7 @@ def _z_scores(mc, exact):
 
 
 @pytest.mark.parametrize("model", ["NLGP", "Gaussian"])
+@pytest.mark.slow
 def test_coordinate_gate_closed_form_against_monte_carlo(model):
     task = TASK if model == "NLGP" else data.LengthscaleTask.of(data.Gaussian, xi=(1.0, 2.0))
     exact = gm.coordinate_gate_moments(task, N, 4)
@@ -82,6 +83,7 @@ def test_coordinate_gate_closed_form_against_monte_carlo(model):
     assert 0.7 < np.sqrt(np.mean(zA**2)) < 1.3
 
 
+@pytest.mark.slow
 def test_every_single_half_space_gate_has_the_same_second_moment():
     exact = gm.single_gate_second_moment(TASK, N)
     for gating in (gates.BumpGates(N, (3.0,), 1.5), gx.random_half_space_gates(jax.random.key(2), N, 1)):
@@ -90,6 +92,7 @@ def test_every_single_half_space_gate_has_the_same_second_moment():
         assert np.max(np.abs(z)) < 4.5 and 0.7 < np.sqrt(np.mean(z**2)) < 1.3
 
 
+@pytest.mark.slow
 def test_monte_carlo_standard_errors_are_honest():
     # over 12 independent estimates, the spread of b matches the reported standard error (chi-square
     # of 12 x 10 values: ratio of rms deviation to mean se in [0.8, 1.2] with probability > 0.99)
@@ -137,6 +140,7 @@ def test_singular_system_ends_at_least_norm_plus_null_component():
     assert not gdln.ols_limit(*_random_system()[:2]).singular
 
 
+@pytest.mark.slow
 def test_exclusive_gates_learn_per_gate_ols():
     # gates 1(x_0 > 0) and 1(x_0 <= 0) never open together: A is block diagonal, each block's limit
     # is the regression of y on x restricted to its gate
@@ -164,6 +168,7 @@ def test_redundant_gates_keep_their_difference():
     np.testing.assert_allclose(w[-1, N:], 0.5 * single - delta, atol=1e-8)
 
 
+@pytest.mark.slow
 def test_limiting_loss_and_loss_curve_against_monte_carlo():
     exact = gm.coordinate_gate_moments(TASK, N, 4)
     w = gdln.ols_limit(exact.A, exact.b).w

@@ -32,6 +32,7 @@ W8 = np.array([0.9, -0.3, 0.2, 0.05, -0.7, 0.4, 0.1, -0.2])
 @pytest.mark.parametrize(
     "task, w", [(ising_task(), W8), (skewed_task(), W8[:5]), (ising_task(), np.eye(8)[0] + np.eye(8)[1])]
 )
+@pytest.mark.slow
 def test_flow_is_minus_the_autodiff_gradient(task, w):
     grad = jax.grad(lambda v: hf.expected_loss(v, task))(jnp.asarray(w))
     assert np.abs(np.asarray(grad) + np.asarray(hf.flow(w, task))).max() < TOL
@@ -39,6 +40,7 @@ def test_flow_is_minus_the_autodiff_gradient(task, w):
     assert np.allclose(hf.flow(w, task), c - a @ w, atol=TOL)
 
 
+@pytest.mark.slow
 def test_loss_and_gradient_equal_train_mse_on_all_vertices():
     # p0 = p1 = uniform: the data set (every vertex once with label 1, once with label 0) has the exact law
     n = 6

@@ -24,6 +24,7 @@ class MixtureTask:
         return s @ A.T, jnp.zeros(num, dtype)
 
 
+@pytest.mark.slow
 def test_fastica_unmixes_a_known_mixture():
     fit = ica.fit_ica(jax.random.key(0), MixtureTask(), 4, num=20_000, n=4)
     assert fit.converged and fit.filters.shape == (4, 4) and fit.mixing.shape == (4, 4)
@@ -46,6 +47,7 @@ class GaussianMixtureTask(MixtureTask):
         return jax.random.normal(key, (num, 4), dtype) @ A.T, jnp.zeros(num, dtype)
 
 
+@pytest.mark.slow
 def test_gaussian_sources_are_not_identified():
     # no non-Gaussianity to maximise: FastICA returns some rotation of the whitened data, not A^{-1}
     with warnings.catch_warnings():
@@ -57,6 +59,7 @@ def test_gaussian_sources_are_not_identified():
     assert np.sort(P, axis=1)[:, -2].max() > 0.2
 
 
+@pytest.mark.slow
 def test_paper_setting_gives_localized_filters_and_whitening_keeps_the_leading_modes():
     task = data.family_task("Kur", 3.0, (1.0, 3.0))
     fit40 = ica.fit_ica(jax.random.key(1), task, 40, num=20_000)
@@ -70,6 +73,7 @@ def test_paper_setting_gives_localized_filters_and_whitening_keeps_the_leading_m
     assert np.min(power[:, :6].sum(1) / power.sum(1)) > 0.95
 
 
+@pytest.mark.slow
 def test_one_class_from_a_data_model_gives_white_outputs():
     # a single data model (one class): the outputs on fresh samples of that model are white (W Sigma W^T = I)
     model = data.family_task("Kur", 10.0).model1
@@ -80,6 +84,7 @@ def test_one_class_from_a_data_model_gives_white_outputs():
     assert np.max(np.abs(np.cov(s, rowvar=False) - np.eye(20))) < 0.05  # sampling error ~ 1/sqrt(5e4) per entry
 
 
+@pytest.mark.slow
 def test_grid_input_and_non_convergence_flag():
     task = data.family_task("NLGP", 100.0, (0.1, 0.7))
     fit = ica.fit_ica(jax.random.key(2), task, 9, num=3000, n=(4, 4))

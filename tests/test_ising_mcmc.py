@@ -20,18 +20,21 @@ def exact_correlation(J, n, d):
     return float(np.sum(p * states[:, 0] * states[:, d]))
 
 
+@pytest.mark.slow
 def test_output_shape_dtype_and_values():
     x = metropolis_ising(jax.random.key(0), 0.7, 12, 50, num_flips=30, dtype=jnp.float32)
     assert x.shape == (50, 12) and x.dtype == jnp.float32
     assert set(np.unique(np.asarray(x))) <= {-1.0, 1.0}
 
 
+@pytest.mark.slow
 def test_deterministic_given_key():
     a = metropolis_ising(jax.random.key(3), 0.5, 10, 20, num_flips=40)
     b = metropolis_ising(jax.random.key(3), 0.5, 10, 20, num_flips=40)
     np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
+@pytest.mark.slow
 def test_zero_flips_is_uniform_start():
     num, n = 20000, 10
     x = np.asarray(metropolis_ising(jax.random.key(1), 2.0, n, num, num_flips=0))
@@ -40,6 +43,7 @@ def test_zero_flips_is_uniform_start():
     assert abs(np.mean(x * np.roll(x, -1, axis=1))) < 5 * se
 
 
+@pytest.mark.slow
 def test_long_chain_reaches_the_ising_law():
     # 400 proposals per site on n = 8: the chain has mixed; correlations match enumeration.
     J, n, num = 0.6, 8, 4000
@@ -51,6 +55,7 @@ def test_long_chain_reaches_the_ising_law():
         assert abs(c - exact) < 5 * se, (d, c, exact)
 
 
+@pytest.mark.slow
 def test_short_chain_is_biased_at_strong_coupling():
     # The paper's Fig. 2 setting (J = 1.2, n = 100, 2000 proposals, no burn-in) is not at equilibrium:
     # the mean nearest-neighbour correlation at distance 5 is clearly below tanh(J)^5.

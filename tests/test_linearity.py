@@ -13,6 +13,7 @@ from localization.theory.amplifier import Amplifier
 SQ = math.sqrt(2 / math.pi)
 
 
+@pytest.mark.slow
 def test_linear_deviation_and_crossings():
     gauss = Amplifier.gaussian(1.0)
     np.testing.assert_allclose(lin.linear_deviation(gauss, np.linspace(-0.9, 0.9, 7)), 0.0, atol=1e-15)

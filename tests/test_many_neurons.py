@@ -19,6 +19,7 @@ matplotlib.use("Agg")
 SMALL = ex.PopulationSettings(n=12, K=3, lr=0.5, batch=64, steps=20, inits=2, checkpoints=3)
 
 
+@pytest.mark.slow
 def test_committee_of_one_relu_unit_trains_like_the_single_neuron():
     # SCM with K = 1 ReLU unit and no bias is M2: same initialisation, same data stream, same weights.
     s = SMALL.replace(activation="relu", K=1, bias=False, init_scale=1.0)
@@ -40,6 +41,7 @@ def test_committee_of_one_relu_unit_trains_like_the_single_neuron():
     assert pop.readout is None and pop.bias is None and not pop.diverged.any()
 
 
+@pytest.mark.slow
 def test_grid_input_uses_the_same_code_and_flattened_fields():
     s = SMALL.replace(n=(4, 3), model="two_layer", activation="relu", lr=0.2)
     pop = ex.train_population(jax.random.key(0), s)
@@ -51,6 +53,7 @@ def test_grid_input_uses_the_same_code_and_flattened_fields():
     assert abs(pop.readout[:, 0].mean() - 1.0) < 0.5
 
 
+@pytest.mark.slow
 def test_divergence_is_flagged_not_returned_silently():
     pop = ex.train_population(jax.random.key(0), SMALL.replace(lr=1e12, activation="relu", bias=False))
     assert pop.diverged.all() and pop.converged_final.shape == (0, 3, 12)
@@ -64,6 +67,7 @@ def test_paper_settings():
     assert ex.FIG1_GRID.N == 900 and ex.FIG1_GRID.shape == (30, 30)
 
 
+@pytest.mark.slow
 def test_fig1_chapter_scale_and_control_share_initialisation_and_stream():
     """fig1_populations trains NLGP(100) and the NLGP(0.01) control from the same initial fields on the same
     latent stream: identical at step 0, different after training, on the chapter's torus shape."""
@@ -98,6 +102,7 @@ def test_fig1_record_reader(tmp_path):
     np.testing.assert_array_equal(rec.fields, arrays["fields"].astype(np.float64))
 
 
+@pytest.mark.slow
 def test_bad_settings_are_named():
     key = jax.random.key(0)
     with pytest.raises(TypeError, match="settings must be a PopulationSettings"):

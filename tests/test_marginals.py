@@ -207,6 +207,7 @@ def test_rademacher():
 
 # ---------------------------------------------------------------- sampling
 @pytest.mark.parametrize("m", all_marginals(), ids=repr)
+@pytest.mark.slow
 def test_marginal_sample_variance(m):
     num = 100_000
     x = np.asarray(m.sample(jax.random.key(1), num))

@@ -42,6 +42,7 @@ def test_spectra_diagonalise_and_reject_non_circulant(nlgp):
         mech.circulant_spectra(s0, s1[:-1, :-1])
 
 
+@pytest.mark.slow
 def test_linear_rates_match_jacobian(nlgp):
     (s0, s1), _ = nlgp
     sp = mech.circulant_spectra(s0, s1)
@@ -56,6 +57,7 @@ def test_linear_rates_match_jacobian(nlgp):
     assert np.all(np.delete(rates, 0) <= 0) and rates[1] < 0
 
 
+@pytest.mark.slow
 def test_constant_mode_stability_matches_jacobian(nlgp):
     (s0, s1), phi = nlgp
     sp = mech.circulant_spectra(s0, s1)
@@ -70,6 +72,7 @@ def test_constant_mode_stability_matches_jacobian(nlgp):
     assert mech.constant_mode_stability(phi, s0, s1).elasticity > 1  # NLGP(3): super-linear
 
 
+@pytest.mark.slow
 def test_ipr_split_sums_to_rate_and_is_a_covariance_at_fourier_modes(nlgp):
     (s0, s1), phi = nlgp
     sp = mech.circulant_spectra(s0, s1)

@@ -31,6 +31,7 @@ def test_ipr_closed_form_two_levels():
     assert float(metrics.ipr(w)) == pytest.approx(17.0 / 25.0, rel=1e-14)
 
 
+@pytest.mark.slow
 def test_ipr_scale_invariance_and_batching():
     rng = np.random.default_rng(0)
     w = rng.normal(size=(3, 4, 40))
@@ -43,6 +44,7 @@ def test_ipr_scale_invariance_and_batching():
     assert np.all((base >= 1 / 40) & (base <= 1))
 
 
+@pytest.mark.slow
 def test_ipr_tiny_float32_weights_do_not_underflow():
     w = jnp.asarray(np.array([1e-12, 2e-12, 0.0, 0.0]), jnp.float32)  # w^4 ~ 1e-48 underflows in float32
     out = metrics.ipr(w)
@@ -50,6 +52,7 @@ def test_ipr_tiny_float32_weights_do_not_underflow():
     assert float(out) == pytest.approx(17.0 / 25.0, rel=1e-6)
 
 
+@pytest.mark.slow
 def test_ipr_under_jit_and_vmap():
     w = jnp.asarray(np.random.default_rng(1).normal(size=(5, 10)))
     np.testing.assert_allclose(jax.jit(metrics.ipr)(w), metrics.ipr(w), rtol=1e-14)
@@ -187,6 +190,7 @@ def test_kurtosis_closed_forms_exact_samples():
     assert float(metrics.sample_excess_kurtosis(3 * x + 7)) == pytest.approx(-1.0, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_kurtosis_of_random_samples_along_axis():
     key = jax.random.key(0)
     k1, k2 = jax.random.split(key)

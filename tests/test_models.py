@@ -54,6 +54,7 @@ def test_predict_dispatch():
     np.testing.assert_allclose(models.predict("two_layer", p, X, "relu"), models.two_layer(p, X, "relu"))
 
 
+@pytest.mark.slow
 def test_models_under_jit_and_grad():
     g = jax.grad(lambda w: jnp.sum(models.relu_neuron(w, X)))(W[0])
     np.testing.assert_allclose(g, ((X @ W[0]) > 0) @ X, rtol=1e-14)
@@ -62,6 +63,7 @@ def test_models_under_jit_and_grad():
 
 
 # --------------------------------------------------------------------------------------- init
+@pytest.mark.slow
 def test_init_weights_xavier_variance_times_init_scale():
     key = jax.random.key(3)
     w = models.init_weights(key, 40, 0.001, num=20_000)
@@ -79,6 +81,7 @@ def test_init_weights_xavier_variance_times_init_scale():
     assert models.init_weights(key, (40,)).shape == (40,)
 
 
+@pytest.mark.slow
 def test_init_weights_grid_is_the_flattened_input():
     """A grid shape is an input size (a torus), never read as (K, N): 8 × 8 sites → 64 weights."""
     key = jax.random.key(5)
@@ -92,6 +95,7 @@ def test_init_weights_grid_is_the_flattened_input():
     np.testing.assert_array_equal(models.init_weights(key, (8, 8)), models.init_weights(key, 64))
 
 
+@pytest.mark.slow
 def test_init_params_shapes():
     key = jax.random.key(0)
     p = models.init_params(key, 10, 40, 0.1, model="committee", bias=True, num=3)
@@ -102,6 +106,7 @@ def test_init_params_shapes():
     assert np.all(np.asarray(p.b) == 0) and np.all(np.asarray(r.b) == 0)  # biases start at 0 (paper's code)
 
 
+@pytest.mark.slow
 def test_init_params_readout_is_shifted_xavier():
     # The paper's code: readout = init_shift (1) + sqrt(init_scale) * glorot_normal(K -> 1), var 2 scale / (K + 1).
     key = jax.random.key(5)
@@ -116,6 +121,7 @@ def test_init_params_readout_is_shifted_xavier():
         models.init_params(key, K, 40, model="two_layer", readout_mean=float("nan"))
 
 
+@pytest.mark.slow
 def test_init_params_on_a_grid_are_the_flattened_weights_with_the_grid_fan_in():
     # A grid input size (as for the data models) gives weights over the flattened grid: the same draw
     # as N = prod(shape), with the Xavier variance 2 * scale / (prod(shape) + K).

@@ -38,6 +38,7 @@ def ideal_cdf(z):
     return 1 - tail if z >= 0 else tail
 
 
+@pytest.mark.slow
 def test_splitmix_bits_statistics_and_determinism():
     k = splitmix_key(jax.random.key(0))
     z = jax.random.normal(k, (400_000,), jnp.float32)
@@ -56,6 +57,7 @@ def test_splitmix_bits_statistics_and_determinism():
     assert not np.array_equal(a, b)
 
 
+@pytest.mark.slow
 def test_normal_matches_its_formula_in_float64():
     k = splitmix_key(jax.random.key(5))
     words = np.asarray(jax.random.bits(k, (1_000_000,), jnp.uint64))
@@ -71,12 +73,14 @@ def test_normal_matches_its_formula_in_float64():
 
 
 @pytest.mark.parametrize("z", [-4.0, -2.5, -1.0, -0.3, 0.0, 0.05, 0.7, 1.5, 3.0, 5.0])
+@pytest.mark.slow
 def test_ideal_law_is_within_two_cells_of_the_normal(z):
     # Kolmogorov distance of the discrete law: U and T are each within half a cell (2^-24) of
     # uniform in CDF, and the map to Z is monotone in each given the other, so |F - Phi| <= 2^-23.
     assert abs(ideal_cdf(z) - special.ndtr(z)) <= 2.0**-23
 
 
+@pytest.mark.slow
 def test_normal_monte_carlo_moments_and_tails():
     k = splitmix_key(jax.random.key(3))
     z = normal(k, (2000, 1000))
@@ -93,6 +97,7 @@ def test_normal_monte_carlo_moments_and_tails():
     assert abs(np.corrcoef(z[:-1], z[1:])[0, 1]) < 0.0036
 
 
+@pytest.mark.slow
 def test_normal_dtypes_and_determinism():
     k = splitmix_key(jax.random.key(3))
     assert normal(k, (3,), jnp.float64).dtype == jnp.float64
@@ -103,6 +108,7 @@ def test_normal_dtypes_and_determinism():
 
 
 @pytest.mark.parametrize("alpha", [0.3, 1.5, 5.0])
+@pytest.mark.slow
 def test_gamma_has_the_gamma_law(alpha):
     # Kolmogorov–Smirnov against scipy's Gamma(alpha) CDF, 2e5 draws, fixed key: the statistic of an
     # exact sampler exceeds 1.95 / sqrt(n) with probability 0.001; the mean within 5 standard errors.
@@ -113,6 +119,7 @@ def test_gamma_has_the_gamma_law(alpha):
     assert abs(x.mean() - alpha) < 5 * np.sqrt(alpha / n)
 
 
+@pytest.mark.slow
 def test_gamma_takes_a_traced_alpha_and_broadcasts():
     alphas = jnp.array([0.5, 2.0, 8.0])
     draws = jax.jit(jax.vmap(lambda a, k: gamma(k, a, (40_000,))))(alphas, jax.random.split(jax.random.key(0), 3))
@@ -131,6 +138,7 @@ def test_gamma_bad_inputs():
         gamma(jax.random.key(0), 1.0, (3,), jnp.int32)
 
 
+@pytest.mark.slow
 def test_gamma_draws_are_positive_and_finite_in_float32():
     # Regression: with a separate acceptance mask, about 6 in 10^8 float32 draws came out exactly 0 (the
     # mask and the value disagreed), making Student-t samples infinite; these keys produced such zeros.

@@ -276,6 +276,7 @@ def _free_port():
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_make_lab_serves_a_chapter_as_a_notebook(tmp_path):
     """`make lab` (as whoever runs the tests; root in CI) starts JupyterLab, whose contents API serves
     book/intro.md as a notebook with the chapter's cells (jupytext); then the server is stopped."""

@@ -90,6 +90,7 @@ def runs(tmp_path_factory):
     return result
 
 
+@pytest.mark.slow
 def test_two_devices_match_one_device(runs):
     (one, rep1), (two, rep2) = runs[1], runs[2]
     assert rep1["devices"] == 1 and rep2["devices"] == 2

@@ -36,6 +36,7 @@ def test_zero_variance_limit_is_pointwise():
     np.testing.assert_allclose(S.mean_output_slope(0.0, b), scipy.special.erf(b / math.sqrt(2)) * sl, rtol=1e-14)
 
 
+@pytest.mark.slow
 def test_cross_term_monte_carlo_and_diagonal_case():
     rng = np.random.default_rng(0)
     s11, skk, s1k, b1, bk = 0.8, 1.3, 0.6, 0.5, -0.3
@@ -75,6 +76,7 @@ def test_committee_reduces_to_single_neuron_and_is_symmetric():
     np.testing.assert_allclose(d, S.bias_drift(s1, s0, 0.0), rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_committee_monte_carlo():
     rng = np.random.default_rng(2)
     N, K = 6, 3
@@ -123,6 +125,7 @@ def test_start_losses_monte_carlo_and_limits():
         assert abs(f(s1, s0) - t.mean()) < 5 * t.std() / math.sqrt(t.size)
 
 
+@pytest.mark.slow
 def test_monte_carlo_helpers_agree_with_gaussian_closed_forms():
     from localization import book
 

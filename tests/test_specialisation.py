@@ -19,6 +19,7 @@ def _reduced(P=2, N=8, seed=0):
 
 
 @pytest.mark.parametrize("P,signs", [(1, True), (2, True), (2, False), (3, True)])
+@pytest.mark.slow
 def test_reduced_equals_expanded_committee(P, signs):
     p = _reduced(P)
     x = jax.random.normal(jax.random.key(7), (11, 8), jnp.float64)
@@ -40,6 +41,7 @@ def test_expanded_rows_are_signed_translates():
     np.testing.assert_array_equal(b[:12], np.full(12, float(p.b[0])))
 
 
+@pytest.mark.slow
 def test_reduced_gradient_is_sum_over_tied_copies():
     # weight sharing: dL/dw_p = sum over copies (s, tau) of s * T_tau^{-1} dL/dW_row (chain rule)
     p = _reduced(2, 6)
@@ -55,6 +57,7 @@ def test_reduced_gradient_is_sum_over_tied_copies():
     np.testing.assert_allclose(np.asarray(g_red.b), np.asarray(gb).reshape(2, -1).sum(1), atol=1e-12)
 
 
+@pytest.mark.slow
 def test_shifted_params_keep_variance_and_move_mean():
     s = mn.FIG6_KUR10.replace(inits=50)
     key = jax.random.key(1)
@@ -76,6 +79,7 @@ def test_contingency_counts():
     np.testing.assert_array_equal(sp.contingency(loc, b), [[2, 1], [1, 1]])
 
 
+@pytest.mark.slow
 def test_train_reduced_lowers_the_loss():
     task = mn.FIG6_KUR10.task()
     p0 = sp.init_reduced(jax.random.key(0), 2, 16, 0.1, num=2)
@@ -86,6 +90,7 @@ def test_train_reduced_lowers_the_loss():
     assert np.all(np.abs(before - 0.25) < 0.01) and np.all(after < 0.22)
 
 
+@pytest.mark.slow
 def test_bad_input():
     s = mn.FIG6_KUR10
     with pytest.raises(ValueError, match="committee"):
@@ -108,6 +113,7 @@ def test_bad_input():
         sp.measure("population")
 
 
+@pytest.mark.slow
 def test_train_shifted_zero_is_the_library_run_and_shifts_share_the_stream():
     s = mn.FIG6_KUR10.replace(inits=2, steps=5, batch=20)
     key = jax.random.key(4)

@@ -27,6 +27,7 @@ def _n(shape):
 
 
 @pytest.mark.parametrize("L", [2, 3, 4, 7, 8, 41])
+@pytest.mark.slow
 def test_synthesize_axis_is_the_product_with_the_real_basis(L):
     """One axis, float64: irfft of the half spectrum of synthesize_axis's docstring = h @ Q^T (to rounding)."""
     Q = spectral.real_fourier_basis(L)[0]
@@ -41,6 +42,7 @@ def test_synthesize_axis_is_the_product_with_the_real_basis(L):
 
 @pytest.mark.parametrize("dtype, atol", [(jnp.float64, 1e-12), (jnp.float32, 3e-6)])
 @pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.slow
 def test_fft_and_dense_give_the_same_map(shape, dtype, atol):
     """The two methods are one linear map: same output for the same coefficients, in either dtype."""
     h = jnp.asarray(np.random.default_rng(1).normal(size=(6, math.prod(shape))), dtype)
@@ -53,6 +55,7 @@ def test_fft_and_dense_give_the_same_map(shape, dtype, atol):
 @pytest.mark.parametrize(
     "shape, xi", [((7,), 0.7), ((8,), 3.0), ((256,), 3.0), ((4, 6), 0.7), ((3, 5, 4), 3.0), ((16, 9), 1.5)]
 )
+@pytest.mark.slow
 def test_fft_path_has_exactly_the_covariance(shape, xi):
     """Exact, not Monte Carlo: Z = (G * a) M with M the FFT map; feeding G = each unit vector gives
     the rows of A = diag(a) M, and Cov Z = A^T A must equal C = covariance(xi, n) to 1e-10."""
@@ -65,6 +68,7 @@ def test_fft_path_has_exactly_the_covariance(shape, xi):
     assert np.max(np.abs(np.sum(A**2, axis=0) - 1.0)) < 1e-10
 
 
+@pytest.mark.slow
 def test_fft_path_float32_covariance_to_float32_rounding():
     shape = (4, 6)
     a = jnp.asarray(spectral.grid_amplitudes(2.0, shape), jnp.float32)
@@ -73,6 +77,7 @@ def test_fft_path_float32_covariance_to_float32_rounding():
 
 
 @pytest.mark.parametrize("shape, dtype", MC_CASES)
+@pytest.mark.slow
 def test_fft_samples_have_the_covariance_monte_carlo(shape, dtype):
     """Empirical E[x x^T] of Gaussian(xi) sampled by the FFT path vs C: for Gaussian rows the entry
     x_i x_j has variance 1 + C_ij^2, so the standard error of the mean over ``num`` rows is
@@ -87,6 +92,7 @@ def test_fft_samples_have_the_covariance_monte_carlo(shape, dtype):
 
 
 @pytest.mark.parametrize("model", [data.NLGP(xi=2.0, gain=3.0), data.Kur(xi=2.0, k=10.0)], ids=["NLGP(3)", "Kur(10)"])
+@pytest.mark.slow
 def test_copulas_on_the_fft_path_keep_their_marginal(model):
     """Fourth moment of one coordinate law: the mean over sites of x_i^4 per row is iid over rows
     with mean E[X^4] (the exact marginal value); within 6 standard errors (finite: Kur(10) has
@@ -109,6 +115,7 @@ def test_copulas_on_the_fft_path_keep_their_marginal(model):
         ((30, 30), jnp.float32),
     ],
 )
+@pytest.mark.slow
 def test_auto_is_dense_bit_for_bit_at_the_chapters_sizes(n, dtype):
     """The chapters' samples (N <= 128) must not change: "auto" runs the dense product there."""
     m = data.NLGP(xi=3.0, gain=10.0)
@@ -117,6 +124,7 @@ def test_auto_is_dense_bit_for_bit_at_the_chapters_sizes(n, dtype):
     assert np.array_equal(np.asarray(auto), np.asarray(m.sample(KEY, 4, n, dtype, method="auto")))
 
 
+@pytest.mark.slow
 def test_auto_uses_the_fft_on_long_axes():
     L = spectral.FFT_MIN_LENGTH
     assert L > 128
@@ -130,6 +138,7 @@ def test_auto_uses_the_fft_on_long_axes():
     np.testing.assert_allclose(auto, np.asarray(m.sample(KEY, 3, L, method="dense")), rtol=0, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_sampling_method_argument_reaches_tasks_and_jit():
     """A task draws its latent Gaussian through to_sites: its ``method`` argument reaches it, also under jit;
     the default is "auto" (dense at these sizes), with no state outside the call."""
@@ -151,6 +160,7 @@ def test_sampling_method_argument_reaches_tasks_and_jit():
 
 
 @pytest.mark.parametrize("n", [16, (4, 6)])
+@pytest.mark.slow
 def test_every_model_samples_the_same_on_both_paths(n):
     """The method changes how, not what: every model gives the dense samples to rounding (float64);
     models without a spectral latent Gaussian (Ising, the pulse, the clone's own root) ignore it."""

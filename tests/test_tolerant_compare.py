@@ -92,6 +92,7 @@ def _notebook(cells):
     return nb
 
 
+@pytest.mark.slow
 def test_nbval_with_the_book_conftest(tmp_path):
     """End to end: nbval, with tests/conftest.py as a plugin, on a notebook whose stored outputs are
     perturbed: the 9th significant digit passes, the 4th fails, a changed word fails."""

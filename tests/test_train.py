@@ -39,6 +39,7 @@ def exact_flow(w0, lr, steps, s0, s1):
 
 
 # --------------------------------------------------------------------------------------- gradients
+@pytest.mark.slow
 def test_mse_gradient_matches_analytic_formulas():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(50, 6))
@@ -59,6 +60,7 @@ def test_mse_gradient_matches_analytic_formulas():
     assert float(train.mse(w, x, y)) == pytest.approx(np.mean((y - np.maximum(h, 0)) ** 2), rel=1e-14)
 
 
+@pytest.mark.slow
 def test_one_step_of_gd_is_w_minus_lr_grad_for_every_model():
     rng = np.random.default_rng(1)
     x = rng.normal(size=(64, 8))
@@ -79,6 +81,7 @@ def test_one_step_of_gd_is_w_minus_lr_grad_for_every_model():
 
 
 # --------------------------------------------------------------------------------------- vs theory
+@pytest.mark.slow
 def test_online_sgd_follows_the_exact_gaussian_gradient_flow():
     """Small learning rate: SGD noise averages out, so the trajectory equals the forward-Euler
     solution of the closed-form expected-gradient flow. (The flow passes near saddles, where the
@@ -98,6 +101,7 @@ def test_online_sgd_follows_the_exact_gaussian_gradient_flow():
     assert np.linalg.norm(ref[-1] - ref[0]) > 0.4 * np.linalg.norm(ref[0])
 
 
+@pytest.mark.slow
 def test_full_batch_gd_on_a_huge_batch_follows_the_exact_flow():
     """One fixed batch of 200 000: the finite-sample error of the gradient is frozen in, so the
     deviation is noise of order 1/sqrt(B) amplified near saddles (over keys 0-7: max relative
@@ -128,6 +132,7 @@ NLGP_TASK = LengthscaleTask(NLGP(XI[0], 3.0), NLGP(XI[1], 3.0))
 KW = dict(lr=0.05, batch=500, record_loss=True)
 
 
+@pytest.mark.slow
 def test_vmapped_inits_equal_separate_runs_and_are_reproducible():
     w0 = models.init_weights(jax.random.key(1), N, 0.01, num=3)
     key = jax.random.key(7)
@@ -151,6 +156,7 @@ def test_vmapped_inits_equal_separate_runs_and_are_reproducible():
     np.testing.assert_array_equal(tr2.weights[:, 0], tr.weights)
 
 
+@pytest.mark.slow
 def test_per_init_streams_are_independent_runs_and_reproducible():
     """streams="per_init": initialisation i trains alone on the stream of fold_in(key, i) (so equal
     initial weights end apart); the same key repeats the run; the default shares one stream."""
@@ -192,6 +198,7 @@ def test_data_stream_does_not_depend_on_steps_or_checkpoints():
     np.testing.assert_array_equal(short.steps, [0, 6, 12])
 
 
+@pytest.mark.slow
 def test_recorded_loss_is_the_batch_loss_of_that_step():
     w0 = 0.2 * np.ones(N)
     key = jax.random.key(12)
@@ -203,6 +210,7 @@ def test_recorded_loss_is_the_batch_loss_of_that_step():
     assert float(tr.loss[0]) == pytest.approx(float(train.mse(jnp.asarray(w0, jnp.float32), x, y)), rel=1e-5)
 
 
+@pytest.mark.slow
 def test_sweep_equals_individual_runs():
     gains = [0.5, 3.0, 50.0]
     tasks = [LengthscaleTask(NLGP(XI[0], g), NLGP(XI[1], g)) for g in gains]
@@ -235,6 +243,7 @@ def test_balanced_labels_follow_the_flow_too():
     assert np.linalg.norm(np.asarray(tr.weights[-1]) - ref) / np.linalg.norm(ref) < 0.03
 
 
+@pytest.mark.slow
 def test_committee_and_grid_inputs_run_with_correct_shapes():
     task = LengthscaleTask(Gaussian(1.0), Gaussian(2.0))
     p = models.init_params(jax.random.key(0), 4, 36, 0.1, bias=True, num=2)
@@ -342,6 +351,7 @@ def test_sweep_and_data_validation():
         train.train_full_batch(key, None, w0, lr=0.1, batch=3, steps=1)
 
 
+@pytest.mark.slow
 def test_train_online_inside_jit_equals_the_eager_call():
     """Concrete inputs are prepared on the host; traced ones (train_online called under jit) take the
     jnp path and give the same trajectory."""
@@ -384,6 +394,7 @@ def test_online_settings_validate_once_and_normalise():
         train.train_online(jax.random.key(0), gaussian_task(), np.ones(N), {"lr": 0.1})
 
 
+@pytest.mark.slow
 def test_settings_object_and_keywords_give_the_same_run():
     """train_online/train_sweep with an OnlineSettings, with its fields as keywords, or with a field
     replaced by a keyword: bit-identical trajectories."""
