@@ -37,11 +37,11 @@ CHECK_SEED ?= 1
 
 help:
 	@echo "make book   - set up (if needed), execute every chapter, write the site to _build/html"
-	@echo "make test   - set up (if needed), run lint, every unit test, nbval on every chapter, the strict book build and the browser check (about an hour on 2 cores)"
+	@echo "make test   - set up (if needed), run lint, every unit test, nbval on every chapter, the strict book build and the browser check"
 	@echo ""
 	@echo "while working:"
 	@echo "make test-fast  - unit tests not marked slow (pytest -m 'not slow'; about a minute on 2 cores)"
-	@echo "make test-unit  - every unit test (slow ones too; about 15 minutes on 2 cores)"
+	@echo "make test-unit  - every unit test, slow ones too (the first step of make test)"
 	@echo "make lint       - ruff check, ruff format --check, and the chapters' code cells (run first by make test)"
 	@echo "make test-notebooks - nbval: re-execute every chapter with a second seed and compare its outputs with tests/references"
 	@echo "make test-site  - the browser check of the built site (needs make book first; run last by make test)"
