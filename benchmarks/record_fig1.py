@@ -28,9 +28,11 @@ import jax
 import numpy as np
 from data_sampling import cpu_model  # sibling benchmark (its directory is on sys.path when run as a script)
 
-import localization  # noqa: F401  (x64 on)
+import localization
 from localization import field_analysis, metrics
 from localization.experiments import many_neurons as mn
+
+localization.enable_float64()  # float64 for the library (SplitMix64 bits, float64 sampling)
 
 KEY, CHECKPOINTS, BOX = 0, 21, 8
 
