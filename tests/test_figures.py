@@ -175,6 +175,7 @@ def test_draw_model_row_draws_the_samples_covariance_and_marginal():
         figures.data.draw_model_row(key, axes, long_model, short_model, 1)
 
 
+@pytest.mark.slow
 def test_draw_amplifier_deviation_and_curves():
     import math
 
@@ -433,6 +434,26 @@ def test_the_figures_chapters_use_no_private_figure_names():
     assert {"intro", "data", "simulation", "amplifier"} <= chapters
     for chapter in sorted(p.stem for p in (ROOT / "book").glob("*.md")):
         assert not re.search(r"figures\.(\w+\.)?_\w", _chapter_code(chapter)), chapter
+
+
+# Chapters whose every figure is drawn by the library (a builder, or figures.<chapter>.draw_* on the
+# chapter's own results); their widgets (cells tagged widget) draw live frames with plotting's panels.
+DRAWN_BY_THE_LIBRARY = ["intro", "data", "simulation", "amplifier"]
+
+
+@pytest.mark.parametrize("chapter", DRAWN_BY_THE_LIBRARY)
+def test_no_figure_is_drawn_in_a_cell_of_these_chapters(chapter):
+    text = (ROOT / "book" / f"{chapter}.md").read_text(encoding="utf-8")
+    drawn_here = []
+    for cell in re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", text, re.S):
+        tags = re.search(r"^:tags: \[(.*?)\]", cell, re.M)
+        if tags and "widget" in tags.group(1):
+            continue
+        if re.search(r"plt\.(subplots|figure|subplot_mosaic)\(", cell) and "figures." not in cell:
+            drawn_here.append(cell.strip().splitlines()[0][:80])
+        if re.search(r"\bax\w*\.(plot|errorbar|imshow|set_title)\(", cell):
+            drawn_here.append(cell.strip().splitlines()[0][:80])
+    assert not drawn_here, f"book/{chapter}.md draws in its cells: {drawn_here}"
 
 
 @pytest.mark.slow
