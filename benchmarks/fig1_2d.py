@@ -166,7 +166,7 @@ def gradient_stages(B):
     W = jnp.full((K, N), INIT, jnp.float32) * jnp.cos(jnp.arange(N, dtype=jnp.float32))
     base = jnp.asarray(np.random.default_rng(0).standard_normal((B, N)), jnp.float32)
     y = (base[:, 0] > 0).astype(jnp.float32)
-    grad = jax.grad(lambda w, x: train.mse(w, x, y, model="committee", activation="relu"))
+    grad = jax.grad(lambda w, x: models.mse(w, x, y, model="committee", activation="relu"))
 
     def with_gradient(k):
         x = base + jax.random.key_data(k)[0].astype(jnp.float32)

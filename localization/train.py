@@ -54,7 +54,6 @@ from jax.typing import ArrayLike
 from localization import models as _models
 from localization import validation as v
 from localization.data.task import BalancedTask, Task
-from localization.models import mse  # the loss trained here (paper Eq. (9)), re-exported
 from localization.prng import splitmix_key
 from localization.sgd import PRNGS, OnlineSettings, check_schedule, gradient_descent, online_batches
 from localization.sharding import shard_leading, unpad
@@ -62,12 +61,10 @@ from localization.traced_task import rebuild_task, split_task, stack_tasks
 from localization.trajectory import Trajectory, checkpoint_gaps, checkpoint_steps
 
 __all__ = [
-    "mse",
     "train_online",
     "train_sweep",
     "train_full_batch",
     "train_on_data",
-    "stack_tasks",
 ]
 
 
@@ -239,7 +236,7 @@ def train_sweep(
 ) -> Trajectory:
     """Run :func:`train_online` for every task in ``tasks`` at once, on common random numbers.
 
-    A vmap over the tasks' parameters (see :func:`stack_tasks`), with the same initialisations
+    A vmap over the tasks' parameters (see :func:`localization.traced_task.stack_tasks`), with the same initialisations
     ``w0`` and the same key for every task (e.g. the same latent Gaussians for every NLGP gain).
     With ``streams="per_init"`` initialisation ``i`` has its own stream, the same for every task.
 

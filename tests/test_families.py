@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from localization import data, train
+from localization import data, traced_task
 from localization.data import kur_excess_kurtosis
 
 KEY = jax.random.key(7)
@@ -33,7 +33,7 @@ def test_rooted_kur_pytree_and_statistics():
     assert m.marginal.excess_kurtosis == pytest.approx(kur_excess_kurtosis(10.0), rel=1e-12)
     np.testing.assert_allclose(m.covariance(12), data.Kur(xi=1.5, k=10.0).covariance(12), atol=1e-14)
     # inside jit/vmap: a stack of two length-scales samples like the individual models
-    stacked = train.stack_tasks([data.RootedKur.of(0.5, 6.0, 12), data.RootedKur.of(2.0, 6.0, 12)], jnp.float64)
+    stacked = traced_task.stack_tasks([data.RootedKur.of(0.5, 6.0, 12), data.RootedKur.of(2.0, 6.0, 12)], jnp.float64)
     xs = jax.jit(jax.vmap(lambda mm: mm.sample(KEY, 10, 12)))(stacked)
     np.testing.assert_allclose(xs[1], data.Kur(xi=2.0, k=6.0).sample(KEY, 10, 12), atol=1e-12)
 

@@ -270,7 +270,7 @@ def test_relu_flow_is_twice_drive_minus_A_w():
     rng = np.random.default_rng(14)
     w = rng.normal(size=N)
     x, y = TASK.sample(jax.random.key(10), 400_000, N, jnp.float64)
-    grad = np.asarray(jax.grad(lambda v: train.mse(v, x, y))(jnp.asarray(w)))
+    grad = np.asarray(jax.grad(lambda v: models.mse(v, x, y))(jnp.asarray(w)))
     exact = -2.0 * (_gaussian_drive(w) - 0.25 * (COV0 + COV1) @ w)
     assert np.linalg.norm(grad - exact) < 0.02 * np.linalg.norm(exact)
 

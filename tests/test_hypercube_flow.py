@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from localization import train
+from localization import models
 from localization.data import spectral
 from localization.experiments import hypercube as hx
 from localization.theory import hypercube as hc
@@ -48,8 +48,8 @@ def test_loss_and_gradient_equal_train_mse_on_all_vertices():
     task = hf.HypercubeTask.of(hc.uniform_law(n), hc.uniform_law(n), n)
     xs, ys = jnp.asarray(np.concatenate([x, x])), jnp.asarray(np.r_[np.ones(2**n), np.zeros(2**n)])
     w = jnp.asarray(W8[:n])
-    assert abs(float(train.mse(w, xs, ys)) - float(hf.expected_loss(w, task))) < TOL
-    g = jax.grad(lambda v: train.mse(v, xs, ys))(w)
+    assert abs(float(models.mse(w, xs, ys)) - float(hf.expected_loss(w, task))) < TOL
+    g = jax.grad(lambda v: models.mse(v, xs, ys))(w)
     assert np.abs(np.asarray(g) + np.asarray(hf.flow(w, task))).max() < TOL
 
 

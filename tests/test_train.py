@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from localization import models, sgd, train, trajectory
+from localization import models, sgd, traced_task, train, trajectory
 from localization.data import NLGP, Gaussian, LengthscaleTask
 from localization.data import spectral as _covariance
 from localization.prng import splitmix_key
@@ -45,19 +45,19 @@ def test_mse_gradient_matches_analytic_formulas():
     x = rng.normal(size=(50, 6))
     y = rng.integers(0, 2, size=50).astype(float)
     w = rng.normal(size=6)
-    g = jax.grad(lambda w: train.mse(w, x, y))(w)
+    g = jax.grad(lambda w: models.mse(w, x, y))(w)
     h = x @ w
     analytic = 2.0 / 50 * ((np.maximum(h, 0) - y) * (h > 0)) @ x  # ∇ (1/M) Σ (y − ReLU(h))²
     np.testing.assert_allclose(g, analytic, rtol=1e-13)
     # committee machine with erf units: ŷ = (1/K) Σ_k erf(h_k/√2), σ'(h) = √(2/π) exp(−h²/2)
     Wk = rng.normal(size=(3, 6))
-    gW = jax.grad(lambda W: train.mse(W, x, y, model="committee", activation="erf"))(Wk)
+    gW = jax.grad(lambda W: models.mse(W, x, y, model="committee", activation="erf"))(Wk)
     H = x @ Wk.T
     yhat = np.mean(np.vectorize(math.erf)(H / math.sqrt(2)), axis=1)
     dsig = math.sqrt(2 / math.pi) * np.exp(-(H**2) / 2)
     analytic_W = 2.0 / 50 * (((yhat - y)[:, None] * dsig / 3).T @ x)
     np.testing.assert_allclose(gW, analytic_W, rtol=1e-12)
-    assert float(train.mse(w, x, y)) == pytest.approx(np.mean((y - np.maximum(h, 0)) ** 2), rel=1e-14)
+    assert float(models.mse(w, x, y)) == pytest.approx(np.mean((y - np.maximum(h, 0)) ** 2), rel=1e-14)
 
 
 @pytest.mark.slow
@@ -73,7 +73,7 @@ def test_one_step_of_gd_is_w_minus_lr_grad_for_every_model():
     ]
     for model, act, p in cases:
         tr = train.train_on_data(x, y, p, lr=0.3, steps=1, checkpoints=[0, 1], model=model, activation=act)
-        g = jax.grad(lambda q, model=model, act=act: train.mse(q, x, y, model=model, activation=act))(p)
+        g = jax.grad(lambda q, model=model, act=act: models.mse(q, x, y, model=model, activation=act))(p)
         expect = jax.tree_util.tree_map(lambda a, b: a - 0.3 * b, p, g)
         got = jax.tree_util.tree_map(lambda a: a[1], tr.weights)
         for e, o in zip(jax.tree_util.tree_leaves(expect), jax.tree_util.tree_leaves(got), strict=True):
@@ -205,9 +205,9 @@ def test_recorded_loss_is_the_batch_loss_of_that_step():
     tr = train.train_online(key, NLGP_TASK, w0, steps=7, checkpoints=[0, 3, 7], **KW)
     # the batch of step t is task.sample(fold_in(key, t)) with the (default) SplitMix64-bits key
     x, y = NLGP_TASK.sample(jax.random.fold_in(splitmix_key(key), 7), 500, N, jnp.float32)
-    assert float(tr.loss[-1]) == pytest.approx(float(train.mse(tr.weights[-1], x, y)), rel=1e-5)
+    assert float(tr.loss[-1]) == pytest.approx(float(models.mse(tr.weights[-1], x, y)), rel=1e-5)
     x, y = NLGP_TASK.sample(jax.random.fold_in(splitmix_key(key), 0), 500, N, jnp.float32)
-    assert float(tr.loss[0]) == pytest.approx(float(train.mse(jnp.asarray(w0, jnp.float32), x, y)), rel=1e-5)
+    assert float(tr.loss[0]) == pytest.approx(float(models.mse(jnp.asarray(w0, jnp.float32), x, y)), rel=1e-5)
 
 
 @pytest.mark.slow
@@ -221,7 +221,7 @@ def test_sweep_equals_individual_runs():
     for p, t in enumerate(tasks):
         single = train.train_online(key, t, w0, steps=20, checkpoints=[0, 10, 20], **KW)
         np.testing.assert_allclose(sw.weights[p], single.weights, rtol=1e-4, atol=1e-6)
-    stacked = train.stack_tasks(tasks)
+    stacked = traced_task.stack_tasks(tasks)
     assert stacked.model0.gain.shape == (3,) and stacked.model0.gain.dtype == jnp.float32
 
 
@@ -333,9 +333,9 @@ def test_sweep_and_data_validation():
     with pytest.raises(ValueError, match="tasks must share one structure"):
         train.train_sweep(key, [t1, t2], w0, lr=0.1, batch=4, steps=1)
     with pytest.raises(TypeError, match="tasks must be a non-empty sequence"):
-        train.stack_tasks([])
+        traced_task.stack_tasks([])
     with pytest.raises(TypeError, match="tasks must be pytrees with numeric leaves"):
-        train.stack_tasks([object(), object()])
+        traced_task.stack_tasks([object(), object()])
     x = np.ones((5, N))
     with pytest.raises(ValueError, match="x must be"):
         train.train_on_data(x, np.ones(4), w0, lr=0.1, steps=1)
@@ -344,7 +344,7 @@ def test_sweep_and_data_validation():
     with pytest.raises(TypeError, match="y must be an array"):
         train.train_on_data(x, None, w0, lr=0.1, steps=1)
     with pytest.raises(ValueError, match="x must be"):
-        train.mse(w0, x, np.ones(3))
+        models.mse(w0, x, np.ones(3))
     with pytest.raises(ValueError, match="batch must be an integer >= 1"):
         train.train_full_batch(key, gaussian_task(), w0, lr=0.1, batch=0, steps=1)
     with pytest.raises(TypeError, match="task must have a sample"):

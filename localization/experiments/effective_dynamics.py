@@ -317,7 +317,7 @@ def monte_carlo_drift(
 
     The examples are drawn from ``task`` in ``chunks`` independent batches of ``num // chunks``
     (keys ``fold_in(key, c)``, float64, SplitMix64 random bits as in ``train_online``'s default); on
-    each batch the gradient of the batch loss (as ``train.mse``: paper Eq. (9), no ½) is taken by
+    each batch the gradient of the batch loss (as ``models.mse``: paper Eq. (9), no ½) is taken by
     autodiff — exactly the gradient an SGD step with that batch uses — and the chunk gradients are
     averaged. The standard error of each entry is
     the spread over chunks divided by :math:`\sqrt{\text{chunks}}`.
