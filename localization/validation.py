@@ -315,13 +315,41 @@ def float_array(name: str, value: Any, ndim_min: int = 1, last_dim: int | None =
     return value
 
 
+#: A covariance's smallest eigenvalue may fall below 0 by rounding: by at most this fraction of its
+#: largest absolute eigenvalue (float64 eigenvalues of the book's circulants reach ~1e-16 of it).
+PSD_TOLERANCE = 1e-10
+
+
 def covariance_pair(
     names: tuple[str, str], first: Any, second: Any, *, symmetric: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Return two finite float64 (N, N) matrices of one shape, N ≥ 2 (the class covariances Σ₀, Σ₁).
+    """Return two class covariances Σ₀, Σ₁ as finite float64 (N, N) matrices of one shape, N ≥ 2.
 
-    Both must be symmetric to 1e-10 (absolute) unless ``symmetric=False``; every flow of the theory
-    takes such a pair. ``names`` are the parameter names used in the messages.
+    The library's one check of a covariance: every flow of the theory and every Gaussian task takes
+    its pair through here. Both must be symmetric to 1e-10 (absolute) and positive semi-definite: the
+    smallest eigenvalue may fall below 0 by rounding only, by at most :data:`PSD_TOLERANCE` times the
+    largest absolute eigenvalue. ``symmetric=False`` skips both checks (for callers that test a
+    structure of their own, e.g. circulance, with their own tolerance).
+
+    Parameters
+    ----------
+    names : tuple[str, str]
+        The two parameters' names, used in the messages (e.g. ``("cov0", "cov1")``).
+    first, second : Any
+        The two matrices, (N, N).
+    symmetric : bool
+        Whether to require symmetry and positive semi-definiteness.
+
+    Returns
+    -------
+    tuple[np.ndarray, np.ndarray]
+        The two matrices, float64 (N, N).
+
+    Raises
+    ------
+    ValueError
+        If a matrix is not square with N >= 2, not finite, not symmetric, not positive semi-definite
+        (the message names the parameter and its smallest eigenvalue), or the shapes differ.
     """
     mats = []
     for name, value in zip(names, (first, second), strict=True):
@@ -330,35 +358,22 @@ def covariance_pair(
             raise ValueError(f"{name} must be a square (N, N) matrix with N >= 2, got shape {m.shape}")
         if not np.all(np.isfinite(m)):
             raise ValueError(f"{name} must be finite")
-        if symmetric and not np.allclose(m, m.T, rtol=0, atol=1e-10):
-            raise ValueError(
-                f"{name} must be symmetric (to 1e-10), got max |{name} - {name}^T| = {np.abs(m - m.T).max():.3g}"
-            )
+        if symmetric:
+            if not np.allclose(m, m.T, rtol=0, atol=1e-10):
+                raise ValueError(
+                    f"{name} must be symmetric (to 1e-10), got max |{name} - {name}^T| = {np.abs(m - m.T).max():.3g}"
+                )
+            eig = np.linalg.eigvalsh(m)
+            floor = -PSD_TOLERANCE * max(1.0, float(np.max(np.abs(eig))))
+            if eig[0] < floor:
+                raise ValueError(
+                    f"{name} must be positive semi-definite (a covariance), got smallest eigenvalue {eig[0]:.6g} "
+                    f"(valid: >= {floor:.3g}, i.e. >= 0 up to rounding)"
+                )
         mats.append(m)
     if mats[0].shape != mats[1].shape:
         raise ValueError(f"{names[0]} and {names[1]} must have equal shapes, got {mats[0].shape} and {mats[1].shape}")
     return mats[0], mats[1]
-
-
-#: A covariance's smallest eigenvalue may fall below 0 by rounding: by at most this fraction of its
-#: largest absolute eigenvalue (float64 eigenvalues of the book's circulants reach ~1e-16 of it).
-PSD_TOLERANCE = 1e-10
-
-
-def positive_semidefinite(name: str, cov: np.ndarray) -> np.ndarray:
-    """Return ``cov`` unchanged if its eigenvalues are >= 0 up to rounding (:data:`PSD_TOLERANCE`).
-
-    ``cov`` is a symmetric matrix (checked before). Otherwise raise a ValueError naming ``name``, its
-    smallest eigenvalue and the valid range.
-    """
-    eig = np.linalg.eigvalsh(cov)
-    floor = -PSD_TOLERANCE * max(1.0, float(np.max(np.abs(eig))))
-    if eig[0] < floor:
-        raise ValueError(
-            f"{name} must be positive semi-definite (a covariance), got smallest eigenvalue {eig[0]:.6g} "
-            f"(valid: >= {floor:.3g}, i.e. >= 0 up to rounding)"
-        )
-    return cov
 
 
 def finite_real_array(name: str, value: Any, valid: str = "") -> np.ndarray:
@@ -392,4 +407,37 @@ def finite_real_array(name: str, value: Any, valid: str = "") -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         where = f" (valid range: {valid})" if valid else ""
         raise ValueError(f"{name} must be finite{where}, got non-finite entries in {value!r}")
+    return arr
+
+
+def real_fields(name: str, value: Any, minimum: int = 4) -> np.ndarray:
+    """Return real fields of shape ``(..., N)`` as float64: finite, N >= ``minimum``, none all-zero.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the messages.
+    value : Any
+        The argument, a real array ``(..., N)`` (each row along the last axis one field).
+    minimum : int
+        The smallest allowed N.
+
+    Returns
+    -------
+    np.ndarray
+        ``(..., N)`` float64.
+    """
+    if isinstance(value, (bool, str, bytes)) or value is None:
+        raise TypeError(f"{name} must be a real array of shape (..., N), got {type(value).__name__}")
+    arr = np.asarray(value)
+    if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+        raise TypeError(f"{name} must be a real array of shape (..., N), got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if arr.ndim < 1 or arr.shape[-1] < minimum:
+        raise ValueError(f"{name} must have shape (..., N) with N >= {minimum}, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got {int(np.sum(~np.isfinite(arr)))} NaN/inf entries")
+    norms = np.sum(arr**2, axis=-1)
+    if np.any(norms == 0):
+        raise ValueError(f"{name} must have no all-zero field (index {np.argwhere(norms == 0)[0].tolist()})")
     return arr

@@ -216,3 +216,23 @@ def test_validation_messages():
         gaussian.flow(np.zeros(N), S0, S1)
     with pytest.raises(ValueError, match="cov0 and cov1 must have equal shapes"):
         gaussian.flow(w0, S0[:3, :3], S1)
+
+
+def test_covariances_that_are_not_positive_semidefinite_are_refused():
+    """The effective flow refuses a non-PSD covariance, naming it and its smallest eigenvalue.
+
+    ``bad`` has unit diagonal (so only positive semi-definiteness fails); its smallest eigenvalue is
+    1 - 0.45 (N - 1) < 0, on the constant vector.
+    """
+    bad = np.full((N, N), -0.45) + 1.45 * np.eye(N)
+    smallest = 1.0 - 0.45 * (N - 1)
+    assert np.linalg.eigvalsh(bad)[0] == pytest.approx(smallest)
+    w0 = np.linspace(-1.0, 1.0, N)
+    for cov0, cov1, name in ((bad, S1, "cov0"), (S0, bad, "cov1")):
+        msg = f"{name} must be positive semi-definite .* smallest eigenvalue {smallest:.6g} "
+        with pytest.raises(ValueError, match=msg):
+            effective_vector_field(w0, GAUSS, cov0, cov1)
+        with pytest.raises(ValueError, match=msg):
+            integrate_effective(w0, GAUSS, cov0, cov1, lr=0.1, steps=2, checkpoints=2)
+        with pytest.raises(ValueError, match=msg):
+            effective_jacobian(w0, GAUSS, cov0, cov1)

@@ -180,3 +180,18 @@ def test_committee_linearisation_matches_finite_differences():
         col = (S.committee_bias_drift(W, e, c0, c1) - S.committee_bias_drift(W, -e, c0, c1)) / (2 * eps)
         np.testing.assert_allclose(-col, M[:, j], rtol=1e-6, atol=1e-10)
     np.testing.assert_allclose(D, S.committee_bias_drift(W, np.zeros(4), c0, c1), rtol=0, atol=0)
+
+
+def test_covariances_that_are_not_positive_semidefinite_are_refused():
+    """The sigmoid flows refuse a non-PSD covariance, naming it and its smallest eigenvalue (-0.8)."""
+    bad = np.full((3, 3), -0.9) + 1.9 * np.eye(3)  # unit diagonal; eigenvalue 1 - 2(0.9) on (1, 1, 1)
+    assert np.linalg.eigvalsh(bad)[0] == pytest.approx(-0.8)
+    W = np.array([[1.0, 0.5, -0.2], [0.3, -1.0, 0.4]])
+    for cov0, cov1, name in ((bad, np.eye(3), "cov0"), (np.eye(3), bad, "cov1")):
+        msg = f"{name} must be positive semi-definite .* smallest eigenvalue -0.8 "
+        with pytest.raises(ValueError, match=msg):
+            S.committee_bias_drift(W, np.zeros(2), cov0, cov1)
+        with pytest.raises(ValueError, match=msg):
+            S.committee_bias_linearisation(W, cov0, cov1)
+        with pytest.raises(ValueError, match=msg):
+            S.rayleigh_optimum(cov0, cov1)

@@ -25,19 +25,17 @@ from localization.pytree import pytree_dataclass
 
 __all__ = ["CovarianceTask"]
 
-#: Eigenvalues of a covariance down to -PSD_TOLERANCE × (largest eigenvalue) are rounding and set to 0
-#: (the book's one rounding tolerance for covariances, :data:`localization.validation.PSD_TOLERANCE`).
-PSD_TOLERANCE = v.PSD_TOLERANCE
-
 
 def _symmetric_root(name: str, cov: np.ndarray) -> np.ndarray:
-    """R with R Rᵀ = cov (the symmetric square root); raises if cov is not positive semi-definite."""
+    """R with R Rᵀ = cov (the symmetric square root) of a positive semi-definite ``cov``.
+
+    ``cov`` has passed :func:`localization.validation.covariance_pair` (symmetric, positive
+    semi-definite up to rounding); the rounding's negative eigenvalues are set to 0. Raises if
+    ``cov`` is zero.
+    """
     lam, vec = np.linalg.eigh(cov)
-    if lam.min() < -PSD_TOLERANCE * max(lam.max(), 0.0) or lam.max() <= 0:
-        raise ValueError(
-            f"{name} must be positive semi-definite and non-zero, got smallest eigenvalue {lam.min():.3g} "
-            f"(largest {lam.max():.3g})"
-        )
+    if lam.max() <= 0:
+        raise ValueError(f"{name} must be non-zero, got largest eigenvalue {lam.max():.3g}")
     return (vec * np.sqrt(np.clip(lam, 0.0, None))) @ vec.T
 
 

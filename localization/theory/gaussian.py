@@ -98,8 +98,7 @@ def _covariances(
     cov0: ArrayLike, cov1: ArrayLike, names: tuple[str, str] = ("cov0", "cov1")
 ) -> tuple[np.ndarray, np.ndarray]:
     """Two class covariances: square, finite, symmetric, of one shape and positive semi-definite."""
-    pair = v.covariance_pair(names, cov0, cov1)
-    return v.positive_semidefinite(names[0], pair[0]), v.positive_semidefinite(names[1], pair[1])
+    return v.covariance_pair(names, cov0, cov1)
 
 
 def _weights(w: ArrayLike, cov: np.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
