@@ -1,4 +1,4 @@
-"""Tests of localization.experiments.gabor: periodic Gabors, their fits and the periodic uncertainty product."""
+"""Tests of localization.experiments.gabor (Gabors, fits) and experiments.uncertainty (the uncertainty product)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from localization.experiments import gabor as G
+from localization.experiments import uncertainty as U
 
 N = 40
 
@@ -82,25 +83,25 @@ def test_fits_are_scale_and_translation_invariant():
 def test_breitenberger_moments_closed_forms():
     j = np.arange(N)
     delta = (j == 6).astype(float)
-    tau, sigma = G.circular_moments(delta)
+    tau, sigma = U.circular_moments(delta)
     np.testing.assert_allclose([tau, sigma], [np.exp(2j * np.pi * 6 / N), 0.0], atol=1e-15)
-    vt, vk = G.spreads(delta, analytic=False)
-    assert vt < 1e-14 and np.isinf(vk) and np.isinf(G.uncertainty_product(delta, analytic=False))
+    vt, vk = U.spreads(delta, analytic=False)
+    assert vt < 1e-14 and np.isinf(vk) and np.isinf(U.uncertainty_product(delta, analytic=False))
     for k in (1, 3, 7):  # real cosine: tau = 0, sigma = cos(2 pi k / N)
         w = np.cos(2 * np.pi * k * j / N + 0.2)
-        tau, sigma = G.circular_moments(w)
+        tau, sigma = U.circular_moments(w)
         assert abs(tau) < 1e-14
         np.testing.assert_allclose(sigma, np.cos(2 * np.pi * k / N), atol=1e-14)
-        _, vk = G.spreads(w, analytic=False)
+        _, vk = U.spreads(w, analytic=False)
         np.testing.assert_allclose(vk, (N / (2 * np.pi)) ** 2 * np.tan(2 * np.pi * k / N) ** 2, rtol=1e-12)
-        vt, vk = G.spreads(w)  # its analytic signal is a pure exponential: frequency spread 0
+        vt, vk = U.spreads(w)  # its analytic signal is a pure exponential: frequency spread 0
         assert np.isinf(vt) and abs(vk) < 1e-9
 
 
 def test_frequency_moment_equals_dft_mean_and_discrete_derivative():
     rng = np.random.default_rng(1)
     f = rng.standard_normal((5, N)) + 1j * rng.standard_normal((5, N))
-    _, sigma = G.circular_moments(f)
+    _, sigma = U.circular_moments(f)
     F = np.abs(np.fft.fft(f, axis=-1)) ** 2
     np.testing.assert_allclose(sigma, (F @ np.exp(2j * np.pi * np.arange(N) / N)) / F.sum(-1), atol=1e-13)
     diff = np.sum(np.abs(np.roll(f, -1, -1) - f) ** 2, -1) / np.sum(np.abs(f) ** 2, -1)
@@ -113,29 +114,29 @@ def test_gaussian_closed_form(a):
     w = np.exp(-((j - 11.0) ** 2) / (2 * a * a)) + np.exp(-((j - 11.0 - N) ** 2) / (2 * a * a))
     w += np.exp(-((j - 11.0 + N) ** 2) / (2 * a * a))
     # aliasing terms are below e^{-pi^2 a^2} + e^{-N^2 / (4 a^2)} < 3e-7 for these widths
-    np.testing.assert_allclose(G.uncertainty_product(w, analytic=False), G.gaussian_uncertainty(N, a), rtol=3e-6)
+    np.testing.assert_allclose(U.uncertainty_product(w, analytic=False), U.gaussian_uncertainty(N, a), rtol=3e-6)
 
 
 def test_bound_holds_and_minimum_sits_between_bound_and_gaussian():
     rng = np.random.default_rng(2)
     z = rng.standard_normal((4000, 12)) * np.exp(-((np.arange(12) - 6.0) ** 2) / rng.uniform(1, 30, (4000, 1)))
     z = z + 1j * rng.standard_normal((4000, 12)) * 0.3
-    assert np.all(G.uncertainty_product(z) >= G.uncertainty_bound(12))
+    assert np.all(U.uncertainty_product(z) >= U.uncertainty_bound(12))
     for n in (8, 16, 40):
-        u_min, field = G.lattice_minimum(n)
+        u_min, field = U.lattice_minimum(n)
         gauss = n / (2 * math.pi) * math.expm1(math.pi / n)
-        assert G.uncertainty_bound(n) < u_min <= gauss + 1e-9
+        assert U.uncertainty_bound(n) < u_min <= gauss + 1e-9
         np.testing.assert_allclose(np.linalg.norm(field), 1.0)
-    assert G.uncertainty_bound(4) < G.uncertainty_bound(40) < 0.5
+    assert U.uncertainty_bound(4) < U.uncertainty_bound(40) < 0.5
 
 
 def test_product_invariances():
     rng = np.random.default_rng(4)
     w = rng.standard_normal((3, N))
-    u = G.uncertainty_product(w, analytic=False)
-    np.testing.assert_allclose(G.uncertainty_product(-3.0 * np.roll(w, 7, -1), analytic=False), u, rtol=1e-12)
+    u = U.uncertainty_product(w, analytic=False)
+    np.testing.assert_allclose(U.uncertainty_product(-3.0 * np.roll(w, 7, -1), analytic=False), u, rtol=1e-12)
     mod = w * np.exp(2j * np.pi * 5 * np.arange(N) / N)
-    np.testing.assert_allclose(G.uncertainty_product(mod), u, rtol=1e-12)
+    np.testing.assert_allclose(U.uncertainty_product(mod), u, rtol=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -147,9 +148,9 @@ def test_product_invariances():
         (lambda: G.fit_gabor("field"), TypeError, "real array"),
         (lambda: G.periodic_gabor(N, 0.0, -1.0, 2.0), ValueError, "width"),
         (lambda: G.periodic_gabor(3, 0.0, 1.0, 2.0), ValueError, "n must be an integer >= 4"),
-        (lambda: G.uncertainty_product(np.ones(N), analytic=1), TypeError, "analytic"),
-        (lambda: G.gaussian_uncertainty(N, 0.0), ValueError, "width"),
-        (lambda: G.uncertainty_bound(2.5), TypeError, "n must be an integer"),
+        (lambda: U.uncertainty_product(np.ones(N), analytic=1), TypeError, "analytic"),
+        (lambda: U.gaussian_uncertainty(N, 0.0), ValueError, "width"),
+        (lambda: U.uncertainty_bound(2.5), TypeError, "n must be an integer"),
     ],
 )
 def test_bad_input_raises(call, exc, match):

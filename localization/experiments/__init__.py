@@ -16,7 +16,8 @@ imports them (``figures`` may):
   fields of the committee machine and the two-layer network, on rings and tori (also *Receptive
   fields in two dimensions*);
 * ``ica`` — *Independent component analysis*: FastICA (scikit-learn) on samples of a task or a data model;
-* ``gabor`` — *The Gabor hypothesis*: periodic Gabors, their least-squares fits, the uncertainty product;
+* ``gabor`` — *The Gabor hypothesis*: periodic Gabors and their least-squares fits;
+* ``uncertainty`` — *The Gabor hypothesis*: Breitenberger's periodic uncertainty product, its bound and minimum;
 * ``sigmoid`` — *Sigmoid networks*: Monte Carlo counterparts of ``theory.sigmoid``;
 * ``specialisation`` — *Frequency specialisation in sigmoid networks*: populations at shifted length-scales, the reduced
   two-population model;
@@ -41,6 +42,7 @@ from localization.experiments import (
     sigmoid,
     simulation,
     specialisation,
+    uncertainty,
 )
 from localization.experiments.data_properties import property_statistics
 from localization.experiments.effective_dynamics import (
@@ -93,6 +95,7 @@ __all__ = [
     "sigmoid",
     "simulation",
     "specialisation",
+    "uncertainty",
     "Comparison",
     "MonteCarloDrift",
     "compare_flow_and_sgd",
