@@ -12,6 +12,7 @@ import pytest
 from localization.data import covariance, ising_correlation
 from localization.experiments import hypercube as HX
 from localization.theory import hypercube as H
+from localization.theory import hypercube_laws as HL
 
 RNG = np.random.default_rng(20)
 
@@ -23,9 +24,9 @@ def _biased_law(n, seed=0):
 
 
 def _laws(n):
-    laws = {"uniform": H.uniform_law(n), "ising": H.ising_ring_law(0.7, n), "biased": _biased_law(n)}
+    laws = {"uniform": HL.uniform_law(n), "ising": HL.ising_ring_law(0.7, n), "biased": _biased_law(n)}
     if n <= 3:
-        laws["nlgp"] = H.nlgp_limit_law(1.5, n)
+        laws["nlgp"] = HL.nlgp_limit_law(1.5, n)
     return laws
 
 
@@ -42,7 +43,7 @@ def _brute_f(w, prob):
 
 # ---------------------------------------------------------------- laws and the enumeration itself
 def test_vertices_ordering_and_brute_force():
-    x = H.vertices(3)
+    x = HL.vertices(3)
     assert x.shape == (8, 3) and np.all(x[0] == 1) and np.all(x[7] == -1) and np.all(x[1] == [-1, 1, 1])
     for n in (2, 4, 5):
         for p in _laws(n).values():
@@ -51,7 +52,7 @@ def test_vertices_ordering_and_brute_force():
 
 
 def test_batching_over_leading_axes():
-    p = H.ising_ring_law(0.4, 5)
+    p = HL.ising_ring_law(0.4, 5)
     w = RNG.normal(size=(3, 4, 5))
     f = H.threshold_mean(w, p)
     assert f.shape == (3, 4, 5)
@@ -61,8 +62,8 @@ def test_batching_over_leading_axes():
 @pytest.mark.parametrize("n", [2, 3, 4, 7])
 def test_ising_ring_matches_transfer_matrix(n):
     J = 0.8
-    x = H.vertices(n)
-    p = H.ising_ring_law(J, n)
+    x = HL.vertices(n)
+    p = HL.ising_ring_law(J, n)
     for d in range(n):
         corr = float(p @ (x[:, 0] * x[:, d]))
         t = math.tanh(J)
@@ -73,8 +74,8 @@ def test_ising_ring_matches_transfer_matrix(n):
 def test_sign_gaussian_exact_against_sheppard_and_monte_carlo():
     # E[sign Z_i sign Z_j] = (2/pi) arcsin(rho_ij) (Sheppard), checked on the 3-site exact law
     c = covariance(1.5, 3)
-    p = H.nlgp_limit_law(1.5, 3)
-    x = H.vertices(3)
+    p = HL.nlgp_limit_law(1.5, 3)
+    x = HL.vertices(3)
     assert p.sum() == pytest.approx(1.0, abs=1e-14) and np.all(p > 0)
     for i, j in ((0, 1), (0, 2), (1, 2)):
         assert float(p @ (x[:, i] * x[:, j])) == pytest.approx(2 / np.pi * math.asin(c[i, j]), abs=1e-14)
@@ -86,7 +87,7 @@ def test_sign_gaussian_exact_against_sheppard_and_monte_carlo():
 def test_nlgp_mc_law_is_sign_symmetric_and_shift_invariant():
     n = 5
     pm, se = HX.nlgp_limit_law_mc(jax.random.key(1), 1.2, n, 400_000)
-    x = H.vertices(n)
+    x = HL.vertices(n)
     idx = {tuple(v): k for k, v in enumerate(x)}
     flip = np.array([idx[tuple(-v)] for v in x])
     shift = np.array([idx[tuple(np.roll(v, 1))] for v in x])
@@ -96,19 +97,19 @@ def test_nlgp_mc_law_is_sign_symmetric_and_shift_invariant():
 
 def test_validation():
     with pytest.raises(ValueError, match="n must be <= 16"):
-        H.uniform_law(17)
+        HL.uniform_law(17)
     with pytest.raises(ValueError, match="sum to 1"):
         H.threshold_mean(np.ones(2), np.ones(4))
     with pytest.raises(ValueError, match="shape"):
         H.threshold_mean(np.ones(3), np.ones(4) / 4)
     with pytest.raises(ValueError, match="n must be <= 3"):
-        H.nlgp_limit_law(1.0, 4)
+        HL.nlgp_limit_law(1.0, 4)
     with pytest.raises(ValueError, match="dominance"):
-        H.dominant_closed_form(np.array([1.0, 0.6, 0.5]), H.uniform_law(3))
+        H.dominant_closed_form(np.array([1.0, 0.6, 0.5]), HL.uniform_law(3))
     with pytest.raises(ValueError):
-        H.threshold_mean(np.array([1.0, np.nan]), H.uniform_law(2))
+        H.threshold_mean(np.array([1.0, np.nan]), HL.uniform_law(2))
     with pytest.raises(TypeError):
-        H.vertices(2.0)
+        HL.vertices(2.0)
 
 
 # ---------------------------------------------------------------- properties of f
@@ -131,12 +132,12 @@ def test_sign_relation_with_ties():
         lhs = H.threshold_mean(grid, p) + H.threshold_mean(-grid, p)
         np.testing.assert_allclose(lhs, H.product_moment(p, n, ()) + tie, atol=1e-15)
     # sign-symmetric law (Ising, no field): odd even where ties carry mass
-    p = H.ising_ring_law(0.5, n)
+    p = HL.ising_ring_law(0.5, n)
     mass, _ = H.tie_mean(grid, p)
     assert mass.max() > 0.3
     np.testing.assert_allclose(H.threshold_mean(-grid, p), -H.threshold_mean(grid, p), atol=1e-15)
     # a law with E X = 0 but a biased tie set: f(-w) != -f(w) exactly at tied w
-    x = H.vertices(3)
+    x = HL.vertices(3)
     q = np.zeros(8)  # mass 1/4 on (1,-1,1), (-1,1,1), (1,1,-1), (-1,-1,-1): E X = 0, not sign-symmetric
     for v in ((1, -1, 1), (-1, 1, 1), (1, 1, -1), (-1, -1, -1)):
         q[np.flatnonzero(np.all(x == v, axis=1))] = 0.25
@@ -156,7 +157,7 @@ def _signed_permutation(perm, signs):
 
 def _transformed_law(p, a):
     """Law of A X when X ~ p (A a signed permutation)."""
-    x = H.vertices(a.shape[0])
+    x = HL.vertices(a.shape[0])
     idx = {tuple(v): k for k, v in enumerate(x)}
     q = np.zeros_like(p)
     for k, v in enumerate(x):
@@ -167,7 +168,7 @@ def _transformed_law(p, a):
 @pytest.mark.parametrize("n", [3, 5])
 def test_equivariance_under_symmetries(n):
     """For A X ~ X (A a signed permutation, so A^{-T} = A): f(A w) = A^{-T} f(w)."""
-    p = H.ising_ring_law(0.6, n) if n > 3 else H.nlgp_limit_law(1.5, n)
+    p = HL.ising_ring_law(0.6, n) if n > 3 else HL.nlgp_limit_law(1.5, n)
     shift = _signed_permutation(np.roll(np.arange(n), 1), np.ones(n))
     reflect = _signed_permutation(np.arange(n)[::-1], np.ones(n))
     flip = -np.eye(n)
@@ -210,8 +211,8 @@ def test_symmetry_convention_for_non_orthogonal_a_on_gaussian():
 def test_jacobian_is_zero_off_the_tie_hyperplanes():
     """f is locally constant where no <w, x> = 0: finite differences vanish, so J w = 0 = w^T J."""
     n = 5
-    p = H.ising_ring_law(0.5, n)
-    x = H.vertices(n)
+    p = HL.ising_ring_law(0.5, n)
+    x = HL.vertices(n)
     for _ in range(20):
         w = RNG.normal(size=n)
         gap = np.abs(x @ w).min()
@@ -238,7 +239,7 @@ def test_single_and_imbalanced_bumps(n):
             np.testing.assert_allclose(H.threshold_mean(w, p), expected, atol=1e-15)
             np.testing.assert_allclose(H.dominant_closed_form(w, p), expected, atol=1e-15)
     # notes' constants: f(e_i) = Sigma e_i (Eq. (8)) is off by the factor 1/2 for symmetric laws
-    p = H.ising_ring_law(0.7, n)
+    p = HL.ising_ring_law(0.7, n)
     np.testing.assert_allclose(H.threshold_mean(np.eye(n)[0], p), 0.5 * H.product_moment(p, n, (0,)), atol=1e-15)
 
 
@@ -270,9 +271,9 @@ def test_three_bumps_majority_counterexample_to_extracting_the_maximum():
     """alpha > beta > 1 but alpha < beta + 1: f = (Sigma(e_i + e_j + e_k) - M_ijk)/4 (E X = 0), not ~ Sigma e_i."""
     n = 3
     w = np.array([1.5, 1.2, 1.0])
-    f = H.threshold_mean(w, H.uniform_law(n))
+    f = H.threshold_mean(w, HL.uniform_law(n))
     np.testing.assert_allclose(f, [0.25, 0.25, 0.25], atol=1e-15)  # no coordinate singled out
-    p = H.ising_ring_law(0.7, n)
+    p = HL.ising_ring_law(0.7, n)
     sig = sum(H.product_moment(p, n, (i,)) for i in range(n))
     f = H.threshold_mean(w, p)
     np.testing.assert_allclose(f, (sig - H.product_moment(p, n, (0, 1, 2))) / 4, atol=1e-15)
@@ -295,7 +296,7 @@ def test_dominance_implies_extraction(n):
 def test_extraction_fails_without_dominance_random_w():
     """Random Gaussian w on n = 6: most violate dominance and f is not the dominant form there."""
     n = 6
-    p = H.uniform_law(n)
+    p = HL.uniform_law(n)
     w = np.random.default_rng(7).normal(size=(2000, n))
     margin = H.dominance_margin(w)
     f = H.threshold_mean(w, p)
@@ -311,7 +312,7 @@ def test_extraction_fails_without_dominance_random_w():
 def test_separation_gap_reduction():
     """Notes 002 Eq. (13): if sum_{tail} |w_i| < delta_head then f(w) = f(w_head)."""
     n = 6
-    p = H.ising_ring_law(0.5, n)
+    p = HL.ising_ring_law(0.5, n)
     rng = np.random.default_rng(11)
     used = 0
     for _ in range(300):
@@ -328,7 +329,7 @@ def test_separation_gap_reduction():
     # delta_INT = max_x -<w, x>^2 = -delta^2 (the notes write -sqrt(delta))
     w = np.array([3.0, 2.0, 0.5])
     delta, _ = H.separation_gap(w, 3)
-    assert max(-((x @ w) ** 2) for x in H.vertices(3)) == pytest.approx(-(delta**2))
+    assert max(-((x @ w) ** 2) for x in HL.vertices(3)) == pytest.approx(-(delta**2))
 
 
 def test_notes_eq20_sum_over_coordinates_is_not_f():
@@ -338,7 +339,7 @@ def test_notes_eq20_sum_over_coordinates_is_not_f():
     (n |Theta| / 2) E X + Sigma s / 2 with s = sum_{x' in Theta} x', while f = sum_{x'} p(x') x'.
     """
     n = 4
-    x = H.vertices(n)
+    x = HL.vertices(n)
     w = np.array([1.3, -0.7, 0.4, 0.2])
     theta = x[x @ w >= 0]
     for p in _laws(n).values():
@@ -359,9 +360,9 @@ def test_largest_entry_of_f_for_exchangeable_laws_and_a_failure_on_the_ising_rin
     """
     for n in (4, 6, 8):
         w = np.random.default_rng(n).normal(size=(500, n))
-        f = np.abs(H.threshold_mean(w, H.uniform_law(n)))
+        f = np.abs(H.threshold_mean(w, HL.uniform_law(n)))
         k = np.argmax(np.abs(w), axis=1)
         assert np.all(f[np.arange(500), k] >= f.max(axis=1) - 1e-15)
     w = np.array([0.9, 0.1, -0.75, -0.92])
-    f = H.threshold_mean(w, H.ising_ring_law(0.7, 4))
+    f = H.threshold_mean(w, HL.ising_ring_law(0.7, 4))
     assert np.argmax(np.abs(w)) == 3 and np.abs(f[2]) > np.abs(f[3]) + 0.01

@@ -10,17 +10,18 @@ from localization.data import spectral
 from localization.experiments import hypercube as hx
 from localization.theory import hypercube as hc
 from localization.theory import hypercube_flow as hf
+from localization.theory import hypercube_laws as hl
 
 TOL = 1e-12
 
 
 def ising_task(n=8, j1=0.7, j0=0.3):
-    return hf.HypercubeTask.of(hc.ising_ring_law(j0, n), hc.ising_ring_law(j1, n), n)
+    return hf.HypercubeTask.of(hl.ising_ring_law(j0, n), hl.ising_ring_law(j1, n), n)
 
 
 def skewed_task(n=5):
     """Two laws without sign symmetry (fields h): c(w) and A(w) w differ from the symmetric forms."""
-    x = hc.vertices(n)
+    x = hl.vertices(n)
     p0 = np.exp(0.3 * np.sum(x * np.roll(x, -1, 1), 1) - 0.4 * x.sum(1))
     p1 = np.exp(0.8 * np.sum(x * np.roll(x, -1, 1), 1) + 0.5 * x[:, 0])
     return hf.HypercubeTask.of(p0 / p0.sum(), p1 / p1.sum(), n)
@@ -44,8 +45,8 @@ def test_flow_is_minus_the_autodiff_gradient(task, w):
 def test_loss_and_gradient_equal_train_mse_on_all_vertices():
     # p0 = p1 = uniform: the data set (every vertex once with label 1, once with label 0) has the exact law
     n = 6
-    x = hc.vertices(n)
-    task = hf.HypercubeTask.of(hc.uniform_law(n), hc.uniform_law(n), n)
+    x = hl.vertices(n)
+    task = hf.HypercubeTask.of(hl.uniform_law(n), hl.uniform_law(n), n)
     xs, ys = jnp.asarray(np.concatenate([x, x])), jnp.asarray(np.r_[np.ones(2**n), np.zeros(2**n)])
     w = jnp.asarray(W8[:n])
     assert abs(float(models.mse(w, xs, ys)) - float(hf.expected_loss(w, task))) < TOL
@@ -108,10 +109,10 @@ def test_sign_gaussian_ring_law_matches_exact_orthants_and_arcsine_law():
     key = jax.random.key(3)
     p3 = hx.sign_gaussian_ring_law(key, 1.5, 3, num=400_000)
     # exact law by Sheppard's trivariate formula; binomial se <= sqrt(0.25 / 400k) = 8e-4 before symmetrising
-    assert np.abs(p3 - hc.nlgp_limit_law(1.5, 3)).max() < 4e-3
+    assert np.abs(p3 - hl.nlgp_limit_law(1.5, 3)).max() < 4e-3
     n = 8
     p = hx.sign_gaussian_ring_law(key, 2.0, n, num=400_000)
-    x = hc.vertices(n)
+    x = hl.vertices(n)
     cov = spectral.covariance(2.0, n)
     rho = cov / np.sqrt(np.outer(np.diag(cov), np.diag(cov)))
     sigma = (x.T * p) @ x
@@ -125,13 +126,13 @@ def test_ring_symmetry_images_are_permutations_preserving_the_ising_law():
     images = hf.ring_symmetry_images(n)
     assert images.shape == (4 * n, 2**n)
     assert all(np.array_equal(np.sort(g), np.arange(2**n)) for g in images)
-    p = hc.ising_ring_law(0.9, n)
+    p = hl.ising_ring_law(0.9, n)
     assert all(np.allclose(p[g], p, atol=TOL) for g in images)
 
 
 def test_task_laws():
     t = hx.task_laws("Ising", 0.7, 6)
-    assert np.allclose(t.p1, hc.ising_ring_law(0.7, 6)) and np.allclose(t.p0, hc.ising_ring_law(0.3, 6))
+    assert np.allclose(t.p1, hl.ising_ring_law(0.7, 6)) and np.allclose(t.p0, hl.ising_ring_law(0.3, 6))
 
 
 @pytest.mark.parametrize(

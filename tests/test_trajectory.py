@@ -10,8 +10,8 @@ import pytest
 from localization import sgd
 from localization.experiments import specialisation as sp
 from localization.pytree import pytree_dataclass
-from localization.theory import hypercube as hc
 from localization.theory import hypercube_flow as hf
+from localization.theory import hypercube_laws as hl
 from localization.trajectory import (
     DivergenceError,
     checkpoint_gaps,
@@ -119,7 +119,7 @@ def test_diverged_flags_each_run_over_every_leaf():
 
 def test_every_loop_raises_divergence_error():
     """The hypercube Euler flow and the reduced model's SGD both end in the one check."""
-    task = hf.HypercubeTask.of(hc.ising_ring_law(0.3, 6), hc.ising_ring_law(0.7, 6), 6)
+    task = hf.HypercubeTask.of(hl.ising_ring_law(0.3, 6), hl.ising_ring_law(0.7, 6), 6)
     with pytest.raises(DivergenceError, match="the Euler iteration diverged: lr = 1e"):
         hf.integrate(np.ones(6), task, lr=1e300, steps=5)
     params = sp.ReducedParams(np.full((1, 1, 8), 1e30), np.full((1, 1), 1e30))

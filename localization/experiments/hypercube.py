@@ -2,7 +2,7 @@ r"""The hypercube chapter's back-end: Monte Carlo laws of :math:`\operatorname{s
 
 The NLGP at :math:`g\to\infty` is :math:`X=\operatorname{sign}Z`, :math:`Z\sim\mathcal N(0,C(\xi))` with the
 ring covariance of :mod:`localization.data.spectral`. Its law on :math:`\{-1,+1\}^n` is a closed form only
-for :math:`n\le3` (:func:`localization.theory.hypercube.nlgp_limit_law`, Sheppard's formula); for larger
+for :math:`n\le3` (:func:`localization.theory.hypercube_laws.nlgp_limit_law`, Sheppard's formula); for larger
 :math:`n` it is estimated here by sampling :math:`Z`:
 
 * :func:`nlgp_limit_law_mc` — the plain frequencies with their binomial standard errors;
@@ -19,7 +19,7 @@ import numpy as np
 
 from localization import validation as v
 from localization.data.spectral import covariance_sqrt
-from localization.theory import hypercube, hypercube_flow
+from localization.theory import hypercube_flow, hypercube_laws
 
 __all__ = ["FAMILIES", "nlgp_limit_law_mc", "sign_gaussian_ring_law", "task_laws"]
 
@@ -78,7 +78,7 @@ def sign_gaussian_ring_law(key: jax.Array, xi: float, n: int, num: int = 2_000_0
     -------
     (2^n,) float64 probabilities summing to 1.
     """
-    counts, _, n = _sign_counts(key, xi, n, num, 2, hypercube.MAX_DIMENSION)
+    counts, _, n = _sign_counts(key, xi, n, num, 2, hypercube_laws.MAX_DIMENSION)
     sym = np.zeros(counts.size)
     for g in hypercube_flow.ring_symmetry_images(n):  # p_sym(x) = mean_g p(g x)
         sym += counts[g]
@@ -118,7 +118,8 @@ def task_laws(
     if family == "Ising":
         if not param > 0.3:
             raise ValueError(f"param (J1) must be > J0 = 0.3 for Ising, got {param}")
-        return hypercube_flow.HypercubeTask.of(hypercube.ising_ring_law(0.3, n), hypercube.ising_ring_law(param, n), n)
+        laws = hypercube_laws.ising_ring_law(0.3, n), hypercube_laws.ising_ring_law(param, n)
+        return hypercube_flow.HypercubeTask.of(*laws, n)
     if key is None:
         raise ValueError("key must be a JAX PRNG key for family 'NLGP' (its law is estimated by Monte Carlo)")
     xi0, xi1 = (v.positive("xi", x) for x in xi)

@@ -24,6 +24,7 @@ Modules:
   Gaussian closed forms of half-space gates (agreement of two gates, the preactivation's kurtosis);
 * ``gdln`` — the GDLN flow, its exact solution, OLS limit and loss;
 * ``gdln_moments`` — the GDLN moments b and A in closed form;
+* ``hypercube_laws`` — laws on {-1, +1}^n: the vertices, iid signs, the Ising ring, the law of sign(Z);
 * ``hypercube`` — f(w) = E[1(⟨w, X⟩ ≥ 0) X] on {-1, +1}^n by exact enumeration, its closed forms;
 * ``hypercube_flow`` — the neuron's exact flow c(w) − A(w)w on two laws on {-1, +1}^n, its integration
   and fixed points;
@@ -45,6 +46,7 @@ from localization.theory import (
     gdln_moments,
     hypercube,
     hypercube_flow,
+    hypercube_laws,
     linearity,
     mechanism,
     sigmoid,
@@ -93,6 +95,7 @@ __all__ = [
     "gdln_moments",
     "hypercube",
     "hypercube_flow",
+    "hypercube_laws",
     "linearity",
     "mechanism",
     "sigmoid",

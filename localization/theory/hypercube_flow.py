@@ -35,7 +35,7 @@ share a cell the limit is an exact fixed point of the flow.
 
 Laws: ``localization.experiments.hypercube.task_laws`` builds the two class laws of ``data.family_task``
 on a ring of :math:`n` sites —
-Ising rings (exact, :func:`localization.theory.hypercube.ising_ring_law`) or the :math:`g\to\infty`
+Ising rings (exact, :func:`localization.theory.hypercube_laws.ising_ring_law`) or the :math:`g\to\infty`
 limit of NLGP, :math:`\operatorname{sign}Z`, :math:`Z\sim\mathcal N(0,C(\xi_y))`, whose law for
 :math:`n>3` has no closed form and is estimated by Monte Carlo, averaged over the exact symmetries
 of the law (ring shifts, reflection, global sign flip: :func:`ring_symmetry_images`).
@@ -54,7 +54,7 @@ from jax.typing import ArrayLike
 from localization import validation as v
 from localization.data.base import is_traced
 from localization.pytree import pytree_dataclass, static_field
-from localization.theory import hypercube as _hc
+from localization.theory import hypercube_laws
 from localization.trajectory import Trajectory, checkpoint_gaps, checkpoint_steps, checkpointed_scan, require_finite
 
 __all__ = [
@@ -73,7 +73,7 @@ class HypercubeTask:
     """Two class laws on {-1, +1}^n with balanced labels: ``p0`` (label 0), ``p1`` (label 1).
 
     ``p0``, ``p1``: (2^n,) float64 probabilities in the vertex order of
-    :func:`localization.theory.hypercube.vertices`; ``n`` static. Build with :meth:`of` (validates).
+    :func:`localization.theory.hypercube_laws.vertices`; ``n`` static. Build with :meth:`of` (validates).
     """
 
     p0: Any
@@ -82,17 +82,17 @@ class HypercubeTask:
 
     @classmethod
     def of(cls, p0: ArrayLike, p1: ArrayLike, n: int) -> HypercubeTask:
-        """Validate both laws (:func:`localization.theory.hypercube.law_probabilities`) and wrap them."""
+        """Validate both laws (:func:`localization.theory.hypercube_laws.law_probabilities`) and wrap them."""
         n = v.integer("n", n, 1)
         return cls(
-            jnp.asarray(_hc.law_probabilities(p0, n), jnp.float64),
-            jnp.asarray(_hc.law_probabilities(p1, n), jnp.float64),
+            jnp.asarray(hypercube_laws.law_probabilities(p0, n), jnp.float64),
+            jnp.asarray(hypercube_laws.law_probabilities(p1, n), jnp.float64),
             n,
         )
 
     def covariances(self) -> tuple[np.ndarray, np.ndarray]:
         r"""(Σ₀, Σ₁), each (n, n) float64, :math:`\Sigma_y=\sum_x p_y(x)\,xx^\top`."""
-        x = _hc.vertices(self.n)
+        x = hypercube_laws.vertices(self.n)
         return tuple((x.T * np.asarray(p)) @ x for p in (self.p0, self.p1))
 
 
@@ -101,10 +101,8 @@ def ring_symmetry_images(n: int) -> np.ndarray:
 
     The 4n maps are x -> ±R^r S^s x (shift S by s sites, reflection R^r, r in {0, 1}, global sign) of the ring.
     """
-    n = v.integer("n", n, 2)
-    if n > _hc.MAX_DIMENSION:
-        raise ValueError(f"n must be <= {_hc.MAX_DIMENSION} (exact enumeration of 2^n vertices), got {n}")
-    x = _hc.vertices(n)
+    n = hypercube_laws.check_dimension(v.integer("n", n, 2))
+    x = hypercube_laws.vertices(n)
     bits = 2 ** np.arange(n)
     rows = []
     for sign in (1.0, -1.0):
@@ -146,7 +144,7 @@ def expected_loss(w: ArrayLike, task: HypercubeTask) -> jax.Array:
         (...) float64.
     """
     w = _check(w, task)
-    x = jnp.asarray(_hc.vertices(task.n))
+    x = jnp.asarray(hypercube_laws.vertices(task.n))
     return jnp.vectorize(lambda v: _loss(v, task.p0, task.p1, x), signature="(n)->()")(w)
 
 
@@ -179,7 +177,7 @@ def flow_parts(w: ArrayLike, task: HypercubeTask) -> tuple[jax.Array, jax.Array]
         c (..., n) and A (..., n, n), float64.
     """
     w = _check(w, task)
-    x = jnp.asarray(_hc.vertices(task.n))
+    x = jnp.asarray(hypercube_laws.vertices(task.n))
     return jnp.vectorize(lambda v: _parts(v, task.p0, task.p1, x), signature="(n)->(n),(n,n)")(w)
 
 
@@ -199,13 +197,13 @@ def flow(w: ArrayLike, task: HypercubeTask) -> jax.Array:
         (..., n) float64.
     """
     w = _check(w, task)
-    x = jnp.asarray(_hc.vertices(task.n))
+    x = jnp.asarray(hypercube_laws.vertices(task.n))
     return jnp.vectorize(lambda v: _flow(v, task.p0, task.p1, x), signature="(n)->(n)")(w)
 
 
 @partial(jax.jit, static_argnames=("n",))
 def _euler(w0, p0, p1, lr, gaps, n):
-    x = jnp.asarray(_hc.vertices(n))
+    x = jnp.asarray(hypercube_laws.vertices(n))
     step = jax.vmap(lambda v: v + lr * _flow(v, p0, p1, x))
     return checkpointed_scan(lambda w, _: step(w), w0, gaps)
 
