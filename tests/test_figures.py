@@ -308,19 +308,19 @@ def test_data_chapter_drawings_show_the_values_given():
 def test_draw_gate_probability_draws_the_gaussian_formula_and_the_estimates():
     from matplotlib.figure import Figure
 
-    from localization.theory import derivation
+    from localization.theory import batch_gradient, exact_gated_mean
 
     n = 8
     w, cov1 = np.linspace(-1, 1, n), np.eye(n)
-    e = derivation.GateEstimate(
+    e = batch_gradient.GateEstimate(
         np.array([-1.0, 0.0, 1.0]), np.array([0.3, 0.5, 0.7]), np.array([10, 10, 10]), np.array([0.01, 0.01, 0.01])
     )
     axes = Figure().subplots(1, 2)
     panels = {"A": (w, cov1, e, 2, 0.4), "B": (w, cov1, e, 5, 0.1)}
     left, right = figures.amplifier.draw_gate_probability(axes, panels, exact={"A": ([-1.0, 1.0], [0.2, 0.8])})
     xx = np.linspace(-1, 1, 200)
-    np.testing.assert_allclose(left.lines[0].get_ydata(), derivation.gaussian_gate_probability(w, cov1, 2, xx))
-    np.testing.assert_allclose(right.lines[0].get_ydata(), derivation.gaussian_gate_probability(w, cov1, 5, xx))
+    np.testing.assert_allclose(left.lines[0].get_ydata(), exact_gated_mean.gaussian_gate_probability(w, cov1, 2, xx))
+    np.testing.assert_allclose(right.lines[0].get_ydata(), exact_gated_mean.gaussian_gate_probability(w, cov1, 5, xx))
     assert [line.get_label() for line in left.lines][-1] == "exact (transfer matrix)"
     assert "exact (transfer matrix)" not in [line.get_label() for line in right.lines]
     assert "$i$ = 5" in right.get_title()

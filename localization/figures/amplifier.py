@@ -231,7 +231,7 @@ def draw_gate_probability(
 ) -> np.ndarray:
     r"""Draw the probability that the neuron is active given one input coordinate, one panel per model.
 
-    Each panel: the Gaussian approximation ``theory.derivation.gaussian_gate_probability`` (red), the
+    Each panel: the Gaussian approximation ``theory.exact_gated_mean.gaussian_gate_probability`` (red), the
     binned Monte Carlo estimate with ±2 standard errors (black), and exact values where given
     (crosses); titled with the model, the coordinate i and :math:`|a_i|`; one legend below.
 
@@ -241,7 +241,7 @@ def draw_gate_probability(
         The panels (create them with ``sharey=True``).
     panels : mapping of str to (w, cov1, estimate, i, abs_a)
         Model name → the weights (N,), the class-1 covariance (N, N), the
-        ``theory.derivation.GateEstimate`` of coordinate ``i``, ``i`` and :math:`|a_i|`.
+        ``theory.batch_gradient.GateEstimate`` of coordinate ``i``, ``i`` and :math:`|a_i|`.
     exact : mapping of str to (x, probability), optional
         Model name → exact conditional probabilities at the points x.
 
@@ -250,13 +250,13 @@ def draw_gate_probability(
     np.ndarray
         The axes.
     """
-    from localization.theory import derivation
+    from localization.theory import exact_gated_mean
 
     grid = plotting.axes_grid("axes", np.asarray(axes, dtype=object).ravel(), (len(panels),))
     exact = {} if exact is None else exact
     for ax, (name, (w, cov1, e, i, abs_a)) in zip(grid, panels.items(), strict=True):
         xx = np.linspace(e.x.min(), e.x.max(), 200)
-        ax.plot(xx, derivation.gaussian_gate_probability(w, cov1, i, xx), color="C3", label="Gaussian approx.")
+        ax.plot(xx, exact_gated_mean.gaussian_gate_probability(w, cov1, i, xx), color="C3", label="Gaussian approx.")
         ax.errorbar(e.x, e.prob, yerr=2 * e.stderr, fmt="o", ms=3, color="k", label="Monte Carlo ± 2 s.e.")
         if name in exact:
             ax.plot(*exact[name], "x", ms=8, color="C0", label="exact (transfer matrix)")

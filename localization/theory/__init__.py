@@ -14,7 +14,10 @@ Modules:
 * ``tabulated`` — φ tabulated on [-1, 1] and interpolated (fast exact φ for flow integrations);
 * ``linearity`` — φ against the linear reference √(2/π) a (§3.2, App. B.1) and roots over a family;
 * ``effective`` — the effective early-time flow (Lemma 3.1, Eq. (5)) and the Gaussian closed forms;
-* ``derivation`` — the steps of the derivation of Lemma 3.1, evaluated on given batches (App. C.1–C.2, C.4);
+* ``batch_gradient`` — the steps of the derivation of Lemma 3.1 evaluated on given batches: the neuron's
+  loss, its gradient and its terms, the gated mean, the binned gate probability (App. C.1–C.2);
+* ``exact_gated_mean`` — their closed forms: the gated mean for Gaussian and elliptical data, the
+  Gaussian gate probability, the Ising chain's exact law by transfer matrix (App. C.2, C.4);
 * ``assumptions`` — assumptions A1–A3 behind the flow (§3.1): A1 by quadrature, exact values for
   finite laws, A3's Lindeberg ratio, binned estimates from given samples (A2 by conditional Monte
   Carlo: ``experiments.amplifier``);
@@ -38,8 +41,9 @@ Every module is listed in ``__all__``; the names of ``amplifier``, ``tabulated``
 from localization.theory import (
     amplifier,
     assumptions,
-    derivation,
+    batch_gradient,
     effective,
+    exact_gated_mean,
     gates,
     gaussian,
     gdln,
@@ -87,8 +91,9 @@ from localization.theory.tabulated import TabulatedAmplifier, tabulate_amplifier
 __all__ = [
     "amplifier",
     "assumptions",
-    "derivation",
+    "batch_gradient",
     "effective",
+    "exact_gated_mean",
     "gates",
     "gaussian",
     "gdln",

@@ -1,17 +1,13 @@
-r"""Building blocks of the derivation of Lemma 3.1 (paper App. C.1–C.2, C.4).
+r"""Exact gated means and gate probabilities: the closed forms of Lemma 3.1's steps (App. C.2, C.4).
 
-Each function is one step of the derivation written as something that can be *measured* on a batch
-of samples or *evaluated* in closed form, so that the book can check every step numerically:
+The vector :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)\,X]` that Lemma 3.1 replaces by
+:math:`\tfrac12\varphi(\cdot)`, and the conditional probability :math:`P(\langle w,X\rangle\ge0\mid X_i=x)`
+inside it, in closed form; their batch estimates are :mod:`localization.theory.batch_gradient`.
 
-* :func:`mse_loss`, :func:`mse_gradient`, :func:`gradient_terms` — the empirical loss of the single
-  ReLU neuron (paper Eq. (9), no ½), its chain-rule gradient and the two terms it splits into
-  (App. C.1);
-* :func:`gated_mean` — the Monte Carlo estimate of :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)X]`,
-  the vector that Lemma 3.1 replaces by :math:`\tfrac12\varphi(\cdot)` (App. C.2);
-* :func:`elliptical_gated_mean` — the exact value of that vector for elliptical data (App. C.4);
-* :func:`empirical_gate_probability` and :func:`gaussian_gate_probability` — the conditional
-  probability :math:`P(\langle w,X\rangle\ge0\mid X_i=x)` measured from samples and as predicted by
-  the Gaussian approximation of :math:`\langle w,X\rangle\mid X_i` (A1–A3, App. C.2);
+* :func:`gaussian_gated_mean` — the exact gated mean for Gaussian data (Stein's lemma);
+* :func:`elliptical_gated_mean` — the exact gated mean for elliptical data (App. C.4);
+* :func:`gaussian_gate_probability` — the conditional probability as predicted by the Gaussian
+  approximation of :math:`\langle w,X\rangle\mid X_i` (A1–A3, App. C.2);
 * :func:`ising_preactivation_law` and :func:`ising_gated_mean` — the exact conditional law of
   :math:`\langle w,X\rangle` given :math:`X_i` and the exact gated mean for the periodic Ising chain with
   integer weights (a transfer matrix over the partial sums; no sampling, no Gaussian approximation).
@@ -19,9 +15,8 @@ of samples or *evaluated* in closed form, so that the book can check every step 
 φ itself and its evaluation at concrete points are in ``theory.amplifier``; φ against the linear
 reference (App. B.1) is in ``theory.linearity``.
 
-Conventions: labels :math:`y\in\{0,1\}`, loss :math:`\mathcal L(w)=\mathbb E[(y-\mathrm{ReLU}\langle w,x\rangle)^2]`,
-time = steps × learning rate (so gradient descent is forward Euler of :math:`\dot w=-\nabla\mathcal L`).
-Shapes: weights ``(..., n)``, batches ``(num, n)``, labels ``(num,)``. Everything float64.
+Shapes: weights ``(..., n)`` (one ``(n,)`` vector where stated), covariances ``(n, n)``. Everything
+float64.
 """
 
 from __future__ import annotations
@@ -37,15 +32,8 @@ from jax.typing import ArrayLike
 from localization import validation as v
 
 __all__ = [
-    "GradientTerms",
-    "GateEstimate",
-    "mse_loss",
-    "mse_gradient",
-    "gradient_terms",
-    "gated_mean",
     "gaussian_gated_mean",
     "elliptical_gated_mean",
-    "empirical_gate_probability",
     "gaussian_gate_probability",
     "PreactivationLaw",
     "ising_preactivation_law",
@@ -53,166 +41,11 @@ __all__ = [
 ]
 
 
-# --- validation helpers -----------------------------------------------------------------------------------------------
-def _batch(x, n=None):
-    x = jnp.asarray(v.float_array("x", x, ndim_min=2), dtype=jnp.float64)
-    if x.ndim != 2:
-        raise ValueError(f"x must be a batch of shape (num, n), got shape {tuple(x.shape)}")
-    if x.shape[0] < 1:
-        raise ValueError("x must contain at least one sample, got an empty batch")
-    if n is not None and x.shape[1] != n:
-        raise ValueError(f"x must have {n} columns (the length of w), got shape {tuple(x.shape)}")
-    if not bool(jnp.all(jnp.isfinite(x))):
-        raise ValueError("x must be finite, got non-finite entries")
-    return x
-
-
 def _weights(w):
     w = jnp.asarray(v.float_array("w", w, ndim_min=1), dtype=jnp.float64)
     if not bool(jnp.all(jnp.isfinite(w))):
         raise ValueError("w must be finite, got non-finite entries")
     return w
-
-
-def _labels(y, num):
-    y = jnp.asarray(v.float_array("y", y, ndim_min=1), dtype=jnp.float64)
-    if y.shape != (num,):
-        raise ValueError(f"y must have shape ({num},) (one label per sample), got shape {tuple(y.shape)}")
-    if not bool(jnp.all(jnp.isfinite(y))):
-        raise ValueError("y must be finite, got non-finite entries")
-    return y
-
-
-def _preactivation(w, x):
-    """H = <w, x_b> for every sample: (..., n), (num, n) -> (..., num)."""
-    return jnp.einsum("bn,...n->...b", x, w)
-
-
-# --- App. C.1: the loss and its gradient on a batch -------------------------------------------------------------------
-@jax.jit
-def _mse_loss(w, x, y):
-    h = _preactivation(w, x)
-    return jnp.mean((y - jax.nn.relu(h)) ** 2, axis=-1)
-
-
-def mse_loss(w: ArrayLike, x: ArrayLike, y: ArrayLike) -> jax.Array:
-    r"""Return the empirical MSE of the single ReLU neuron (paper Eq. (9), model M2, no ½ factor).
-
-    .. math:: \hat{\mathcal L}(w)=\frac1B\sum_{b=1}^B\bigl(y_b-\mathrm{ReLU}\langle w,x_b\rangle\bigr)^2 .
-
-    Differentiable in ``w`` through :func:`jax.grad` of the unvalidated core (``mse_loss.core``).
-
-    Parameters
-    ----------
-    w, x, y : ArrayLike
-        Weights (..., n) (leading axes: independent weight vectors), inputs (B, n), labels (B,).
-
-    Returns
-    -------
-    jax.Array
-        (...) the loss of each weight vector.
-    """
-    w = _weights(w)
-    x = _batch(x, w.shape[-1])
-    y = _labels(y, x.shape[0])
-    return _mse_loss(w, x, y)
-
-
-mse_loss.core = _mse_loss  # type: ignore[attr-defined]
-
-
-@jax.jit
-def _gradient_terms(w, x, y):
-    h = _preactivation(w, x)
-    gate = (h >= 0).astype(x.dtype)
-    num = x.shape[0]
-    label = jnp.einsum("...b,bn->...n", y * gate, x) / num
-    relu = jnp.einsum("...b,bn->...n", jax.nn.relu(h), x) / num
-    return label, relu
-
-
-class GradientTerms(NamedTuple):
-    r"""The two batch averages the MSE gradient splits into (App. C.1), each of shape ``(..., n)``.
-
-    ``label`` = :math:`\frac1B\sum_b y_b\,\mathbb 1(\langle w,x_b\rangle\ge0)\,x_b` (population:
-    :math:`\mathbb E[Y\mathbb 1(\langle w,X\rangle\ge0)X]`), ``relu`` =
-    :math:`\frac1B\sum_b\mathrm{ReLU}(\langle w,x_b\rangle)\,x_b` (population, by sign symmetry:
-    :math:`\tfrac12\mathbb E[XX^\top]w`). The gradient is ``-2 * label + 2 * relu``.
-    """
-
-    label: jax.Array
-    relu: jax.Array
-
-
-def gradient_terms(w: ArrayLike, x: ArrayLike, y: ArrayLike) -> GradientTerms:
-    """Return the two terms of the batch gradient, :class:`GradientTerms` (shapes as :func:`mse_loss`).
-
-    Parameters
-    ----------
-    w, x, y : ArrayLike
-        Weights (..., n) (leading axes: independent weight vectors), inputs (B, n), labels (B,).
-
-    Returns
-    -------
-    GradientTerms
-        ``label`` and ``relu``, each (..., n).
-    """
-    w = _weights(w)
-    x = _batch(x, w.shape[-1])
-    y = _labels(y, x.shape[0])
-    return GradientTerms(*_gradient_terms(w, x, y))
-
-
-def mse_gradient(w: ArrayLike, x: ArrayLike, y: ArrayLike) -> jax.Array:
-    r"""Return the chain-rule gradient of :func:`mse_loss` (App. C.1, before taking expectations).
-
-    .. math::
-
-       \nabla_w\hat{\mathcal L} &= -\frac2B\sum_b\bigl(y_b-\mathrm{ReLU}\langle w,x_b\rangle\bigr) \\
-       &\qquad\times\mathbb 1(\langle w,x_b\rangle\ge0)\,x_b ,
-
-    using the convention ReLU'(0) = 1 (the event :math:`\langle w,x_b\rangle=0` has probability 0 for
-    continuous data and generic ``w``).
-
-    Parameters
-    ----------
-    w, x, y : ArrayLike
-        Weights (..., n) (leading axes: independent weight vectors), inputs (B, n), labels (B,).
-
-    Returns
-    -------
-    jax.Array
-        (..., n) the gradient.
-    """
-    terms = gradient_terms(w, x, y)
-    return -2.0 * terms.label + 2.0 * terms.relu
-
-
-@jax.jit
-def _gated_mean(w, x):
-    gate = (_preactivation(w, x) >= 0).astype(x.dtype)
-    return jnp.einsum("...b,bn->...n", gate, x) / x.shape[0]
-
-
-def gated_mean(w: ArrayLike, x: ArrayLike) -> jax.Array:
-    r"""Monte Carlo estimate of :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)\,X]` (App. C.2).
-
-    Lemma 3.1 approximates its
-    population value, for class-1 samples, by :math:`\tfrac12\varphi(\Sigma_1w/\sqrt{w^\top\Sigma_1w})`.
-
-    Parameters
-    ----------
-    w, x : ArrayLike
-        Weights (..., n) and samples (B, n) of one class.
-
-    Returns
-    -------
-    jax.Array
-        (..., n) the sample mean of :math:`\mathbb 1(\langle w,x_b\rangle\ge0)\,x_b`.
-    """
-    w = _weights(w)
-    x = _batch(x, w.shape[-1])
-    return _gated_mean(w, x)
 
 
 def gaussian_gated_mean(w: ArrayLike, cov: ArrayLike) -> jax.Array:
@@ -226,8 +59,10 @@ def gaussian_gated_mean(w: ArrayLike, cov: ArrayLike) -> jax.Array:
 
     Parameters
     ----------
-    w, cov : ArrayLike
-        Non-zero weights (..., n) and a positive-definite covariance Σ (n, n).
+    w : ArrayLike
+        (..., n) non-zero weights.
+    cov : ArrayLike
+        (n, n) positive-definite covariance Σ.
 
     Returns
     -------
@@ -268,8 +103,10 @@ def elliptical_gated_mean(w: ArrayLike, cov: ArrayLike, mean_abs: float) -> jax.
 
     Parameters
     ----------
-    w, cov : ArrayLike
-        Non-zero weights (..., n) and a positive-definite covariance Σ (n, n).
+    w : ArrayLike
+        (..., n) non-zero weights.
+    cov : ArrayLike
+        (n, n) positive-definite covariance Σ.
     mean_abs : float
         The constant C of the law, in (0, 1] (Cauchy–Schwarz).
 
@@ -280,69 +117,6 @@ def elliptical_gated_mean(w: ArrayLike, cov: ArrayLike, mean_abs: float) -> jax.
     """
     c = v.in_range("mean_abs", mean_abs, 0.0, 1.0, low_open=True)
     return gaussian_gated_mean(w, cov) * (c * math.sqrt(math.pi / 2.0))
-
-
-# --- App. C.2: conditioning on one coordinate -------------------------------------------------------------------------
-class GateEstimate(NamedTuple):
-    r"""Empirical :math:`P(\langle w,X\rangle\ge0\mid X_i\in\text{bin})` (float64 NumPy arrays, shape (bins,)).
-
-    ``x``: mean of :math:`X_i` in each bin (the atom itself for discrete marginals); ``prob``: fraction
-    of samples in the bin with :math:`\langle w,X\rangle\ge0`; ``count``: samples in the bin;
-    ``stderr``: binomial standard error :math:`\sqrt{p(1-p)/\text{count}}`.
-    """
-
-    x: np.ndarray
-    prob: np.ndarray
-    count: np.ndarray
-    stderr: np.ndarray
-
-
-def empirical_gate_probability(w: ArrayLike, x: ArrayLike, i: int, bins: int = 20) -> GateEstimate:
-    r"""Measure :math:`P(\langle w,X\rangle\ge0\mid X_i)` from samples (the inner probability of App. C.2).
-
-    Parameters
-    ----------
-    w : (n,) weight vector.
-    x : (B, n) samples of one class.
-    i : the conditioning coordinate, ``0 <= i < n``.
-    bins : int >= 1. If :math:`X_i` takes at most ``bins`` distinct values in the batch (a discrete
-        marginal, e.g. Ising ±1) the samples are grouped by value, which makes the law of total
-        expectation hold *exactly* for the empirical measure; otherwise ``bins`` equal-count
-        (quantile) bins are used.
-
-    Returns
-    -------
-    GateEstimate
-        Pure measurement on concrete arrays (NumPy), no randomness.
-    """
-    w = np.asarray(_weights(w))
-    if w.ndim != 1:
-        raise ValueError(f"w must be a single weight vector of shape (n,), got shape {w.shape}")
-    x = np.asarray(_batch(x, w.shape[0]))
-    n = w.shape[0]
-    i = v.integer("i", i, minimum=0)
-    if i >= n:
-        raise ValueError(f"i must satisfy 0 <= i < n = {n}, got {i}")
-    bins = v.integer("bins", bins, minimum=1)
-    xi = x[:, i]
-    positive = (x @ w) >= 0
-    values = np.unique(xi)
-    if values.size <= bins:
-        index = np.searchsorted(values, xi)
-        nb = values.size
-    else:
-        edges = np.quantile(xi, np.linspace(0.0, 1.0, bins + 1))
-        index = np.clip(np.searchsorted(edges, xi, side="right") - 1, 0, bins - 1)
-        nb = bins
-    count = np.bincount(index, minlength=nb).astype(np.float64)
-    keep = count > 0
-    xsum = np.bincount(index, weights=xi, minlength=nb)
-    psum = np.bincount(index, weights=positive.astype(np.float64), minlength=nb)
-    count = count[keep]
-    xm = xsum[keep] / count
-    prob = psum[keep] / count
-    stderr = np.sqrt(prob * (1.0 - prob) / count)
-    return GateEstimate(xm, prob, count, stderr)
 
 
 def gaussian_gate_probability(w: ArrayLike, cov: ArrayLike, i: int, x: ArrayLike) -> jax.Array:
