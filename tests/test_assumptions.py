@@ -9,6 +9,7 @@ from localization import data
 from localization.experiments import amplifier as AX
 from localization.theory import Amplifier, integrate_effective
 from localization.theory import assumptions as A
+from localization.theory import binned_discrepancies as B
 
 N = 12
 
@@ -57,10 +58,10 @@ def test_a1_kur_converged_and_positive():
 
 @pytest.mark.slow
 def test_a1_binned_samples(samples):
-    assert A.a1_discrepancy_samples(samples["gauss"]) < 0.04  # exact value 0; noise/binning only
-    assert A.a1_discrepancy_samples(samples["ising"]) < 0.04  # exact value 0 (bins are the atoms)
+    assert B.a1_discrepancy_samples(samples["gauss"]) < 0.04  # exact value 0; noise/binning only
+    assert B.a1_discrepancy_samples(samples["ising"]) < 0.04  # exact value 0 (bins are the atoms)
     exact = A.a1_discrepancy(data.NLGP(2.0, 1.1), N)
-    assert A.a1_discrepancy_samples(samples["nlgp"]) == pytest.approx(exact, abs=0.03)
+    assert B.a1_discrepancy_samples(samples["nlgp"]) == pytest.approx(exact, abs=0.03)
 
 
 @pytest.mark.slow
@@ -76,8 +77,8 @@ def test_a2_exact_cases_and_conditional_monte_carlo():
 
 def test_a2_binned_samples(samples):
     w = np.asarray(jax.random.normal(jax.random.key(4), (N,), dtype=jnp.float64))
-    assert A.a2_discrepancy_samples(samples["gauss"], w) < 0.05
-    assert A.a2_discrepancy_samples(samples["ising"], w) < 0.05
+    assert B.a2_discrepancy_samples(samples["gauss"], w) < 0.05
+    assert B.a2_discrepancy_samples(samples["ising"], w) < 0.05
 
 
 @pytest.mark.slow
@@ -135,11 +136,11 @@ def test_validation():
     with pytest.raises(ValueError, match="n must"):
         A.a1_discrepancy(data.Gaussian(2.0), 1)
     with pytest.raises(ValueError, match="x must have shape"):
-        A.a1_discrepancy_samples(np.ones((10, N)))
+        B.a1_discrepancy_samples(np.ones((10, N)))
     with pytest.raises(ValueError, match="bins"):
-        A.a1_discrepancy_samples(np.ones((100, N)), bins=1)
+        B.a1_discrepancy_samples(np.ones((100, N)), bins=1)
     with pytest.raises(ValueError, match="w must have last axis"):
-        A.a2_discrepancy_samples(np.ones((100, N)), np.ones(3))
+        B.a2_discrepancy_samples(np.ones((100, N)), np.ones(3))
     with pytest.raises(TypeError, match="key"):
         AX.a2_discrepancy(data.NLGP(2.0, 1.1), N, w, key=0)
     with pytest.raises(ValueError, match="key must be a JAX PRNG key for NLGP"):
@@ -204,7 +205,7 @@ def test_discrepancies_finite_matches_binned_estimate():
     w = np.cos(2 * np.pi * np.arange(10) / 10 + 0.3)
     exact = A.discrepancies_finite(pulses, prob, w)
     idx = np.asarray(jax.random.randint(jax.random.key(3), (200_000,), 0, len(pulses)))
-    assert abs(A.a2_discrepancy_samples(pulses[idx], w) - exact[1]) < 0.02
+    assert abs(B.a2_discrepancy_samples(pulses[idx], w) - exact[1]) < 0.02
 
 
 def test_discrepancies_finite_validates():

@@ -19,8 +19,8 @@ Modules:
 * ``exact_gated_mean`` — their closed forms: the gated mean for Gaussian and elliptical data, the
   Gaussian gate probability, the Ising chain's exact law by transfer matrix (App. C.2, C.4);
 * ``assumptions`` — assumptions A1–A3 behind the flow (§3.1): A1 by quadrature, exact values for
-  finite laws, A3's Lindeberg ratio, binned estimates from given samples (A2 by conditional Monte
-  Carlo: ``experiments.amplifier``);
+  finite laws, A3's Lindeberg ratio (A2 by conditional Monte Carlo: ``experiments.amplifier``);
+* ``binned_discrepancies`` — the A1 and A2 discrepancies estimated from given samples by binning;
 * ``mechanism`` — why the flow localizes: Fourier-mode rates, the constant state's stability, the IPR rate;
 * ``gaussian`` — the exact ReLU flow on Gaussian and elliptical data and its fixed points;
 * ``gates`` — gating structures of the gated deep linear network (the ``Gating`` protocol) and the
@@ -42,6 +42,7 @@ from localization.theory import (
     amplifier,
     assumptions,
     batch_gradient,
+    binned_discrepancies,
     effective,
     exact_gated_mean,
     gates,
@@ -92,6 +93,7 @@ __all__ = [
     "amplifier",
     "assumptions",
     "batch_gradient",
+    "binned_discrepancies",
     "effective",
     "exact_gated_mean",
     "gates",

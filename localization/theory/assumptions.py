@@ -36,8 +36,8 @@ measured by quadrature (A1: composite Gauss–Legendre over :math:`Z_i`, inner 1
 closed form; never sampling); their A2 needs *exact conditional* Monte Carlo (at quadrature nodes
 :math:`z`, :math:`Z_{-i}\mid Z_i=z` is sampled exactly), which is in
 :mod:`localization.experiments.amplifier` (``a2_discrepancy``; it uses :func:`holds_exactly` and
-:func:`normal_rule_hermite` from here). Model-agnostic binned estimators from given samples are also
-given, and exact values
+:func:`normal_rule_hermite` from here). The model-agnostic binned estimators from given samples are
+:mod:`localization.theory.binned_discrepancies`; exact values are given here
 for laws with finitely many atoms (:func:`discrepancies_finite`, e.g. the single pulse, whose 2N
 starts × lengths × signs can be listed).
 """
@@ -62,10 +62,8 @@ __all__ = [
     "gaussian_copula",
     "a1_discrepancy",
     "a1_discrepancy_copula",
-    "a1_discrepancy_samples",
     "holds_exactly",
     "normal_rule_hermite",
-    "a2_discrepancy_samples",
     "discrepancies_finite",
     "lindeberg_ratio",
     "a3_along_trajectory",
@@ -215,7 +213,7 @@ def a1_discrepancy(model: data.DataModel, n: int | tuple[int, ...], i: int = 0) 
 
     Exact 0 for Gaussian data and for ±s-valued sign-symmetric models (Ising); quadrature
     (:func:`a1_discrepancy_copula`) for NLGP and Kur. Other models: ``TypeError`` — use
-    :func:`a1_discrepancy_samples`.
+    :func:`localization.theory.binned_discrepancies.a1_discrepancy_samples`.
 
     Caveat (saturating NLGP): this is the *literal* A1, conditioning on the exact value of
     :math:`X_i`. For large gain, :math:`X_i=\operatorname{erf}(gZ_i)/\mathcal Z` equals ±1/𝒵 to within
@@ -242,128 +240,6 @@ def a1_discrepancy(model: data.DataModel, n: int | tuple[int, ...], i: int = 0) 
         v.shape("n", n)
         return 0.0
     return a1_discrepancy_copula(gaussian_copula(model, n), i)
-
-
-def _bin_index(xi_col, bins):
-    vals = np.unique(xi_col)
-    if vals.size <= bins:  # discrete law: one bin per atom
-        return np.searchsorted(vals, xi_col), vals.size
-    edges = np.quantile(xi_col, np.linspace(0, 1, bins + 1))
-    idx = np.clip(np.searchsorted(edges, xi_col, side="right") - 1, 0, bins - 1)
-    return idx, bins
-
-
-def a1_discrepancy_samples(x: ArrayLike, i: int = 0, *, bins: int = 32) -> float:
-    r"""Return the binned Monte Carlo estimate of :math:`D_1` from samples ``x`` (num, N) of one class.
-
-    Bins are sample quantiles of :math:`X_i` (one bin per atom for discrete laws); :math:`m_j` is the
-    bin mean of :math:`X_j`, compared with :math:`c_j\bar X_i` (bin mean of :math:`X_i`,
-    :math:`c_j` from the sample covariance). Squared bin means are debiased by their sampling
-    variance. Remaining error: binning (O(bin width²) in the curvature of :math:`m_j`) and noise; with
-    num = 10⁵ and 32 bins expect ≲ 0.03 absolute on the book's models (tested). Bins with < 2
-    samples (ties) are dropped. Model-agnostic (works for elliptical data).
-
-    Parameters
-    ----------
-    x : ArrayLike
-        (num, N) samples of one class.
-    i : int
-        The conditioning coordinate.
-    bins : int
-        Number of quantile bins.
-
-    Returns
-    -------
-    float
-        The estimate of :math:`D_1`.
-    """
-    x = np.asarray(v.float_array("x", x, ndim_min=2), dtype=np.float64)
-    if x.ndim != 2 or x.shape[0] < 2 * bins:
-        raise ValueError(f"x must have shape (num, N) with num >= 2*bins, got {x.shape}")
-    i = _check_i(i, x.shape[1])
-    bins = v.integer("bins", bins, minimum=2)
-    x = x - x.mean(0)
-    idx, nb = _bin_index(x[:, i], bins)
-    counts = np.bincount(idx, minlength=nb).astype(float)
-    full = counts >= 2  # ties (e.g. saturated NLGP) can leave quantile bins empty
-    idx_map = np.cumsum(full) - 1
-    keep_rows = full[idx]
-    idx, counts = idx_map[idx[keep_rows]], counts[full]
-    x = x[keep_rows]
-    nb = counts.size
-    p = counts / counts.sum()
-    cov_i = x.T @ x[:, i] / x.shape[0]
-    c = cov_i / cov_i[i]
-    r = x - x[:, i : i + 1] * c  # residual of the A1 prediction, per sample
-    others = np.arange(x.shape[1]) != i
-
-    def bin_mean(a):
-        return (
-            np.stack([np.bincount(idx, weights=a[:, j], minlength=nb) for j in range(a.shape[1])], 1) / counts[:, None]
-        )
-
-    # squared bin means minus their sampling variance (unbiased for the squared conditional mean)
-    def debiased_sq(a):
-        m1, m2 = bin_mean(a), bin_mean(a * a)
-        return m1**2 - (m2 - m1**2) / (counts[:, None] - 1)
-
-    resid = np.sum(p @ debiased_sq(r[:, others]))
-    total = np.sum(p @ debiased_sq(x[:, others]))
-    return float(np.sqrt(max(resid, 0.0) / total))
-
-
-# -------------------------------------------------------------------------------------------------
-# A2
-# -------------------------------------------------------------------------------------------------
-def a2_discrepancy_samples(x: ArrayLike, w: ArrayLike, i: int = 0, *, bins: int = 32) -> float:
-    r"""Return the binned Monte Carlo estimate of :math:`D_2` from samples ``x`` (num, N) for weights ``w`` (N,).
-
-    Per quantile bin of :math:`X_i`: sample variance of :math:`\sum_{j\ne i}w_jX_j`; compared with
-    :math:`v_{A2}` from the sample covariance. The squared deviation is debiased by the sampling
-    variance of each bin variance; residual noise ≈ √(2·bins/num)-relative on :math:`D_2^2`, i.e.
-    expect ≲ 0.05 absolute on :math:`D_2` for num = 10⁵ and 32 bins. Model-agnostic.
-
-    Parameters
-    ----------
-    x, w : ArrayLike
-        (num, N) samples of one class and (N,) weights.
-    i : int
-        The conditioning coordinate.
-    bins : int
-        Number of quantile bins (num >= 2 bins).
-
-    Returns
-    -------
-    float
-        The estimate of :math:`D_2`.
-    """
-    x = np.asarray(v.float_array("x", x, ndim_min=2), dtype=np.float64)
-    if x.ndim != 2 or x.shape[0] < 2 * bins:
-        raise ValueError(f"x must have shape (num, N) with num >= 2*bins, got {x.shape}")
-    N = x.shape[1]
-    w = np.asarray(v.float_array("w", w, ndim_min=1, last_dim=N), dtype=np.float64)
-    i = _check_i(i, N)
-    bins = v.integer("bins", bins, minimum=2)
-    x = x - x.mean(0)
-    wk = w.copy()
-    wk[i] = 0.0
-    proj = x @ wk
-    idx, nb = _bin_index(x[:, i], bins)
-    counts = np.bincount(idx, minlength=nb).astype(float)
-    full = counts >= 4
-    p = np.where(full, counts, 0.0) / counts[full].sum()
-    safe = np.maximum(counts, 1.0)
-    m1 = np.bincount(idx, weights=proj, minlength=nb) / safe
-    d = proj - m1[idx]
-    c2 = np.bincount(idx, weights=d**2, minlength=nb) / safe
-    c4 = np.bincount(idx, weights=d**4, minlength=nb) / safe
-    var = c2 * safe / np.maximum(safe - 1, 1)
-    noise = np.where(full, (c4 - c2**2) / safe, 0.0)  # sampling variance of the bin variance
-    cov = x.T @ x / x.shape[0]
-    cond = cov - np.outer(cov[i], cov[i]) / cov[i, i]
-    v_a2 = wk @ cond @ wk
-    sq = p @ ((var - v_a2) ** 2 - noise)
-    return float(np.sqrt(max(sq, 0.0)) / v_a2)
 
 
 # -------------------------------------------------------------------------------------------------
