@@ -41,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import localization
-from localization import data, experiments, models, train
+from localization import data, experiments, initialisation, train
 from localization.prng import splitmix_key
 
 localization.enable_float64()  # float64 for the library (SplitMix64 bits, float64 sampling)
@@ -69,7 +69,7 @@ def section_a(peak: float, variants, repeat: int = 1):
     print("\n(a) Fig. 3 configuration: NLGP g=100, L=40, xi=(1,3), batch 10000, lr 0.05, 2000 steps")
     L, B, S, lr = 40, 10_000, 2000, 0.05
     task = data.LengthscaleTask.of(data.NLGP, xi=(1.0, 3.0), gain=100.0)
-    w0 = models.init_weights(jax.random.key(1), L, 0.001, num=30)
+    w0 = initialisation.init_weights(jax.random.key(1), L, 0.001, num=30)
     # FLOPs per step: model forward x@w (2BN per init) and backward x^T r (2BN per init); the data
     # sampler maps the scaled normals to the sites with one product by the Fourier basis (2 B N^2).
     for prng, balanced in variants:

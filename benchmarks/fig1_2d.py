@@ -5,7 +5,7 @@
     nice -n 19 .venv/bin/python benchmarks/fig1_2d.py --only ipr        # does the chapter scale localize (IPR)
 
 Settings (issue 13, the reference code's for this figure): NLGP(g = 100) on a 30 x 30 periodic grid,
-xi = (1, 2), soft committee machine K = 20, ReLU, no bias, init 0.01 (``models.init_params``), lr 3.0,
+xi = (1, 2), soft committee machine K = 20, ReLU, no bias, init 0.01 (``initialisation.init_params``), lr 3.0,
 online SGD with a fresh batch every step (``train.train_online``, ``prng="splitmix"``, float32).
 Full scale: batch 10 000, 10 000 steps. Chapter scale (``experiments.many_neurons.FIG1_CHAPTER``, the
 chapter *Receptive fields in two dimensions*): a 20 x 20 torus, batch 1000, 5000 steps.
@@ -86,7 +86,7 @@ import numpy as np
 from data_sampling import cpu_model  # the sibling benchmark (its directory is on sys.path when run as a script)
 
 import localization
-from localization import data, metrics, models, train
+from localization import data, initialisation, metrics, models, train
 from localization.data import spectral
 from localization.experiments import many_neurons as mn
 from localization.prng import splitmix_key
@@ -213,7 +213,7 @@ def components(rows):
 # (2) train_online: full batch (extrapolated) and chapter scale (whole run)
 # ------------------------------------------------------------------------------------------------
 def run_training(batch, steps, seed=0, checkpoints=2, shape=SHAPE):
-    params = models.init_params(jax.random.key(1000 + seed), K, shape, INIT)
+    params = initialisation.init_params(jax.random.key(1000 + seed), K, shape, INIT)
     return train.train_online(
         jax.random.key(seed),
         task(),

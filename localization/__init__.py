@@ -57,6 +57,7 @@ PACKAGES = ("data", "theory", "experiments", "figures")
 #: The core the packages share: networks, training, the analysis of fields and runs, the plumbing.
 CORE = (
     "models",
+    "initialisation",
     "sgd",
     "train",
     "trajectory",

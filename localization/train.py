@@ -51,6 +51,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from localization import initialisation
 from localization import models as _models
 from localization import validation as v
 from localization.data.task import BalancedTask, Task
@@ -181,7 +182,7 @@ def _trajectory(ck, lr, ws, ls, lead, extra=()):
 def _online(run, key, tasks, w0, s, extra=()):
     """Prepare (as both online entry points do), run ``run`` and return the Trajectory."""
     ck = checkpoint_steps(s.checkpoints, s.steps)
-    params, lead, N_w = _models.flatten_initialisations(w0, s.model, s.dtype)
+    params, lead, N_w = initialisation.flatten_initialisations(w0, s.model, s.dtype)
     n = _input_size(s.n, N_w)
     for task in tasks:
         _check_task(task, s.balanced)
@@ -291,7 +292,7 @@ def train_on_data(
     if dtype is None:
         dtype = x.dtype if jnp.issubdtype(x.dtype, jnp.floating) else jnp.float64
     dtype, lr, _, ck = check_schedule(model, activation, dtype, lr, steps, checkpoints, record_loss)
-    params, lead, N_w = _models.flatten_initialisations(w0, model, dtype)
+    params, lead, N_w = initialisation.flatten_initialisations(w0, model, dtype)
     if x.shape[1] != N_w:
         raise ValueError(f"x must have N = {N_w} columns (w0's last axis), got shape {tuple(x.shape)}")
     xy = (jnp.asarray(x, dtype), jnp.asarray(y, dtype))

@@ -133,11 +133,11 @@ def test_recorded_committee_figure_draws_its_twenty_fields():
 
 
 def test_comparison_widget_draws_both_fields_and_their_iprs():
-    from localization import book, data, metrics, models
+    from localization import book, data, initialisation, metrics
     from localization.experiments import effective_dynamics as cmp
 
     task = data.family_task("NLGP", 3.0, xi=(0.3, 0.7))
-    w0 = models.init_weights(book.key("test", "w0"), 40, init_scale=1e-3, num=1)
+    w0 = initialisation.init_weights(book.key("test", "w0"), 40, init_scale=1e-3, num=1)
     c = cmp.compare_flow_and_sgd(book.key("test", "sgd"), task, w0, lr=0.1, batch=200, steps=20, checkpoints=5)
     fig = figures.new_figure((plotting.COLUMN_WIDTH, 5.0), layout="constrained")
     axes = draw.draw_comparison(fig, c, "title")

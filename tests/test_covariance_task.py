@@ -4,7 +4,7 @@ import jax
 import numpy as np
 import pytest
 
-from localization import data, models, train
+from localization import data, initialisation, train
 
 N = 12
 
@@ -38,7 +38,7 @@ def test_train_sweep_over_covariances_in_either_order():
     # Tasks that differ only in their covariance arrays share one compiled sweep, and each row equals
     # a single-task run on the same stream.
     tasks = [data.CovarianceTask.of_lengthscales(a, b, N) for a, b in ((1.0, 3.0), (3.0, 1.0))]
-    w0 = models.init_weights(jax.random.key(2), N)
+    w0 = initialisation.init_weights(jax.random.key(2), N)
     kw = dict(lr=0.05, batch=64, steps=20, checkpoints=3, balanced=True)
     sweep = train.train_sweep(jax.random.key(3), tasks, w0, **kw)
     assert sweep.weights.shape == (2, 3, N)

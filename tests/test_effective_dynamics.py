@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from localization import data, metrics, models, theory
+from localization import data, initialisation, metrics, theory
 from localization.experiments import effective_dynamics as cmp
 
 # -------------------------------------------------------------------------------------------------
@@ -22,7 +22,7 @@ def gaussian_task():
 def test_monte_carlo_drift_matches_gaussian_closed_form(gaussian_task):
     # For Gaussian data -grad L is known exactly (theory.gaussian.flow); the Monte Carlo
     # mean must agree within 5 standard errors in every entry, and the errors must be ~1/sqrt(num).
-    w = np.asarray(models.init_weights(jax.random.key(0), N))
+    w = np.asarray(initialisation.init_weights(jax.random.key(0), N))
     s0, s1 = gaussian_task.covariances(N)
     exact = np.asarray(theory.gaussian.flow(w, s0, s1))
     mc = cmp.monte_carlo_drift(jax.random.key(1), gaussian_task, w, num=2**15, chunks=8)
@@ -52,7 +52,7 @@ def test_monte_carlo_drift_validation(gaussian_task):
 def test_compare_flow_and_sgd_gaussian_large_batch(gaussian_task):
     # Gaussian data: Eq. (5) with phi(a) = sqrt(2/pi) a is the exact mean flow, so large-batch SGD
     # follows it closely; times agree; the Taylor flow equals the exact one (phi is linear).
-    w0 = models.init_weights(jax.random.key(2), N, num=2)
+    w0 = initialisation.init_weights(jax.random.key(2), N, num=2)
     c = cmp.compare_flow_and_sgd(
         jax.random.key(3), gaussian_task, w0, lr=0.05, batch=2048, steps=60, checkpoints=5, dtype=jnp.float64
     )
@@ -80,7 +80,7 @@ def test_compare_flow_and_sgd_validation(gaussian_task):
 
 def test_flow_sweep_matches_single_flows():
     tasks = [data.LengthscaleTask.of(data.NLGP, xi=(1.0, 2.0), gain=g) for g in (0.5, 3.0)]
-    w0 = models.init_weights(jax.random.key(4), N)
+    w0 = initialisation.init_weights(jax.random.key(4), N)
     sweep = cmp.flow_sweep(tasks, w0, lr=0.1, steps=50, checkpoints=3, table=None)
     tabulated = cmp.flow_sweep(tasks, w0, lr=0.1, steps=50, checkpoints=3)
     assert sweep.weights.shape == tabulated.weights.shape == (2, 3, N)
@@ -108,7 +108,7 @@ def test_comparison_sweep_matches_one_comparison_per_task():
     # One vmapped SGD run over the tasks must follow each task's own run on the same data stream, and
     # the flows must be the per-task flows (float32 SGD: agreement to rounding, not bit for bit).
     tasks = [data.family_task("NLGP", g, xi=(1.0, 3.0)) for g in (1.0, 10.0)]
-    w0 = models.init_weights(jax.random.key(5), N, num=2)
+    w0 = initialisation.init_weights(jax.random.key(5), N, num=2)
     key = jax.random.key(3)
     settings = dict(lr=0.1, batch=200, steps=30, checkpoints=4, balanced=True)
     sweep = cmp.comparison_sweep(key, tasks, w0, **settings)
@@ -142,7 +142,7 @@ def test_comparison_sweep_validation():
 # -------------------------------------------------------------------------------------------------
 def test_tabulated_flow_matches_quadrature_flow():
     task = data.LengthscaleTask.of(data.NLGP, xi=(1.0, 2.0), gain=3.0)
-    w0 = models.init_weights(jax.random.key(6), N, num=2)
+    w0 = initialisation.init_weights(jax.random.key(6), N, num=2)
     a = cmp.compare_flow_and_sgd(jax.random.key(0), task, w0, lr=0.1, batch=8, steps=100, checkpoints=2, taylor=False)
     b = cmp.compare_flow_and_sgd(
         jax.random.key(0), task, w0, lr=0.1, batch=8, steps=100, checkpoints=2, taylor=False, table=None

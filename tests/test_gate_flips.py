@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from localization import data, models, train
+from localization import data, initialisation, models, train
 from localization.experiments import gdln as gf
 from localization.theory import gates
 from localization.trajectory import Trajectory
@@ -147,13 +147,13 @@ def test_constant_is_at_most_every_agreement_and_bounded_by_union():
 @pytest.mark.slow
 def test_gate_flips_on_training_trajectories_and_axes():
     task = data.LengthscaleTask.of(data.NLGP, xi=(1.0, 3.0), gain=3.0)
-    w0 = models.init_weights(jax.random.key(5), N, 1e-3, num=2, dtype=jnp.float32)
+    w0 = initialisation.init_weights(jax.random.key(5), N, 1e-3, num=2, dtype=jnp.float32)
     run = train.train_online(jax.random.key(6), task, w0, lr=0.05, batch=200, steps=40, checkpoints=5)
     f = gf.gate_flips(jax.random.key(7), task, run, num=1000)
     assert f.agreement.shape == (2, 4) and f.kurtosis.shape == (2, 5)
     g = gf.gate_flips(jax.random.key(7), task, np.moveaxis(np.asarray(run.weights), 1, 0), num=1000, checkpoint_axis=0)
     np.testing.assert_array_equal(np.asarray(f.agreement), np.asarray(g.agreement))
-    p0 = models.init_params(jax.random.key(8), 3, N, 1.0, num=2, dtype=jnp.float32)
+    p0 = initialisation.init_params(jax.random.key(8), 3, N, 1.0, num=2, dtype=jnp.float32)
     com = train.train_online(
         jax.random.key(6), task, p0, lr=0.01, batch=200, steps=40, checkpoints=5, model="committee", activation="relu"
     )

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from localization import experiments as ex
-from localization import models, train
+from localization import initialisation, train
 from localization.figures import many_neurons as draw
 
 matplotlib.use("Agg")
@@ -25,7 +25,7 @@ def test_committee_of_one_relu_unit_trains_like_the_single_neuron():
     s = SMALL.replace(activation="relu", K=1, bias=False, init_scale=1.0)
     key = jax.random.key(4)
     pop = ex.train_population(key, s, dtype=jnp.float64)
-    w0 = models.init_params(jax.random.fold_in(key, 0), 1, 12, 1.0, num=2, dtype=jnp.float64).w[:, 0]
+    w0 = initialisation.init_params(jax.random.fold_in(key, 0), 1, 12, 1.0, num=2, dtype=jnp.float64).w[:, 0]
     neuron = train.train_online(
         jax.random.fold_in(key, 1),
         s.task(),
@@ -113,7 +113,7 @@ def test_bad_settings_are_named():
         ex.train_population(key, SMALL.replace(checkpoints=1))
     with pytest.raises(ValueError, match="activation"):
         ex.train_population(key, SMALL.replace(activation="tanh"))
-    wrong = models.init_params(key, SMALL.K, SMALL.n, num=SMALL.inits + 1)
+    wrong = initialisation.init_params(key, SMALL.K, SMALL.n, num=SMALL.inits + 1)
     with pytest.raises(ValueError, match=r"params must be Params with w of shape \(inits, K, N\)"):
         ex.train_population(key, SMALL, params=wrong)
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.special import erf as sp_erf
 
-from localization import models
+from localization import initialisation, models
 
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(7, 5))
@@ -66,41 +66,43 @@ def test_models_under_jit_and_grad():
 @pytest.mark.slow
 def test_init_weights_xavier_variance_times_init_scale():
     key = jax.random.key(3)
-    w = models.init_weights(key, 40, 0.001, num=20_000)
+    w = initialisation.init_weights(key, 40, 0.001, num=20_000)
     assert w.shape == (20_000, 40) and w.dtype == jnp.float64
     target = 0.001 * 2.0 / (40 + 1)
     var = float(jnp.var(w))  # 800 000 draws: relative std of the estimate ~ sqrt(2/8e5) = 0.16 %
     assert abs(var / target - 1) < 0.01
     assert abs(float(jnp.mean(w))) < 4 * math.sqrt(target / w.size)
-    W2 = models.init_weights(key, 40, 0.1, K=10, num=2000, dtype=jnp.float32)
+    W2 = initialisation.init_weights(key, 40, 0.1, K=10, num=2000, dtype=jnp.float32)
     assert W2.shape == (2000, 10, 40) and W2.dtype == jnp.float32
     assert abs(float(jnp.var(W2)) / (0.1 * 2.0 / 50) - 1) < 0.01
     # reproducible and independent across keys
-    np.testing.assert_array_equal(models.init_weights(key, 40, 0.001), models.init_weights(key, 40, 0.001))
-    assert not np.allclose(models.init_weights(key, 40), models.init_weights(jax.random.key(4), 40))
-    assert models.init_weights(key, (40,)).shape == (40,)
+    np.testing.assert_array_equal(
+        initialisation.init_weights(key, 40, 0.001), initialisation.init_weights(key, 40, 0.001)
+    )
+    assert not np.allclose(initialisation.init_weights(key, 40), initialisation.init_weights(jax.random.key(4), 40))
+    assert initialisation.init_weights(key, (40,)).shape == (40,)
 
 
 @pytest.mark.slow
 def test_init_weights_grid_is_the_flattened_input():
     """A grid shape is an input size (a torus), never read as (K, N): 8 × 8 sites → 64 weights."""
     key = jax.random.key(5)
-    w = models.init_weights(key, (8, 8), 0.5, num=4000)
+    w = initialisation.init_weights(key, (8, 8), 0.5, num=4000)
     assert w.shape == (4000, 64)
     assert abs(float(jnp.var(w)) / (0.5 * 2.0 / 65) - 1) < 0.01  # 256 000 draws: relative SE 0.3 %
-    W = models.init_weights(key, (6, 5), 0.5, K=3, num=4000)
+    W = initialisation.init_weights(key, (6, 5), 0.5, K=3, num=4000)
     assert W.shape == (4000, 3, 30)
     assert abs(float(jnp.var(W)) / (0.5 * 2.0 / 33) - 1) < 0.01  # 360 000 draws
     # the grid and the ring of the same size draw the same weights (only the size enters)
-    np.testing.assert_array_equal(models.init_weights(key, (8, 8)), models.init_weights(key, 64))
+    np.testing.assert_array_equal(initialisation.init_weights(key, (8, 8)), initialisation.init_weights(key, 64))
 
 
 @pytest.mark.slow
 def test_init_params_shapes():
     key = jax.random.key(0)
-    p = models.init_params(key, 10, 40, 0.1, model="committee", bias=True, num=3)
+    p = initialisation.init_params(key, 10, 40, 0.1, model="committee", bias=True, num=3)
     assert p.w.shape == (3, 10, 40) and p.b.shape == (3, 10) and p.a is None and p.c is None
-    r = models.init_params(key, 4, 6, model="two_layer", bias=True, num=2)
+    r = initialisation.init_params(key, 4, 6, model="two_layer", bias=True, num=2)
     assert r.w.shape == (2, 4, 6) and r.a.shape == (2, 4) and r.b.shape == (2, 4)
     assert r.c.shape == (2,) and np.all(np.asarray(r.c) == 0)
     assert np.all(np.asarray(p.b) == 0) and np.all(np.asarray(r.b) == 0)  # biases start at 0 (paper's code)
@@ -111,14 +113,15 @@ def test_init_params_readout_is_shifted_xavier():
     # The paper's code: readout = init_shift (1) + sqrt(init_scale) * glorot_normal(K -> 1), var 2 scale / (K + 1).
     key = jax.random.key(5)
     K, num, scale = 10, 20_000, 0.1
-    a = np.asarray(models.init_params(key, K, 40, scale, model="two_layer", num=num).a).ravel()
+    a = np.asarray(initialisation.init_params(key, K, 40, scale, model="two_layer", num=num).a).ravel()
     var = scale * 2 / (K + 1)
     se_mean, se_var = math.sqrt(var / a.size), var * math.sqrt(2 / a.size)
     assert abs(a.mean() - 1.0) < 6 * se_mean and abs(a.var() - var) < 6 * se_var
-    a0 = np.asarray(models.init_params(key, K, 40, scale, model="two_layer", readout_mean=0.0, num=num).a).ravel()
+    a0 = initialisation.init_params(key, K, 40, scale, model="two_layer", readout_mean=0.0, num=num).a
+    a0 = np.asarray(a0).ravel()
     np.testing.assert_allclose(a0, a - 1.0, atol=1e-12)
     with pytest.raises(ValueError, match="readout_mean"):
-        models.init_params(key, K, 40, model="two_layer", readout_mean=float("nan"))
+        initialisation.init_params(key, K, 40, model="two_layer", readout_mean=float("nan"))
 
 
 @pytest.mark.slow
@@ -126,15 +129,15 @@ def test_init_params_on_a_grid_are_the_flattened_weights_with_the_grid_fan_in():
     # A grid input size (as for the data models) gives weights over the flattened grid: the same draw
     # as N = prod(shape), with the Xavier variance 2 * scale / (prod(shape) + K).
     key = jax.random.key(3)
-    grid = models.init_params(key, 20, (30, 30), 0.5, num=8)
-    flat = models.init_params(key, 20, 900, 0.5, num=8)
+    grid = initialisation.init_params(key, 20, (30, 30), 0.5, num=8)
+    flat = initialisation.init_params(key, 20, 900, 0.5, num=8)
     assert grid.w.shape == (8, 20, 900)
     assert np.array_equal(np.asarray(grid.w), np.asarray(flat.w))
     w = np.asarray(grid.w).ravel()
     var, se = 0.5 * 2 / (900 + 20), np.sqrt(2 / w.size) * 0.5 * 2 / (900 + 20)  # SE of a Gaussian variance
     assert abs(w.var() - var) < 6 * se
     with pytest.raises(ValueError, match=r"n\[1\] must be"):
-        models.init_params(key, 2, (3, 0))
+        initialisation.init_params(key, 2, (3, 0))
 
 
 # --------------------------------------------------------------------------------------- validation
@@ -179,30 +182,30 @@ def test_model_argument_validation():
 def test_init_validation():
     key = jax.random.key(0)
     with pytest.raises(ValueError, match="init_scale must be positive"):
-        models.init_weights(key, 4, 0.0)
+        initialisation.init_weights(key, 4, 0.0)
     with pytest.raises(TypeError, match="init_scale must be a real number"):
-        models.init_weights(key, 4, "big")
+        initialisation.init_weights(key, 4, "big")
     with pytest.raises(TypeError, match="key must be a single JAX PRNG key"):
-        models.init_weights(0, 4)
+        initialisation.init_weights(0, 4)
     with pytest.raises(ValueError, match=r"n\[1\] must be an integer >= 1"):
-        models.init_weights(key, (2, 0))
+        initialisation.init_weights(key, (2, 0))
     with pytest.raises(ValueError, match="n must be an integer >= 1"):
-        models.init_weights(key, 0)
+        initialisation.init_weights(key, 0)
     with pytest.raises(ValueError, match="K must be an integer >= 1"):
-        models.init_weights(key, 4, K=0)
+        initialisation.init_weights(key, 4, K=0)
     with pytest.raises(ValueError, match="num must be an integer >= 1"):
-        models.init_weights(key, 4, num=0)
+        initialisation.init_weights(key, 4, num=0)
     with pytest.raises(TypeError, match="dtype"):
-        models.init_weights(key, 4, dtype=jnp.int32)
+        initialisation.init_weights(key, 4, dtype=jnp.int32)
     with pytest.raises(ValueError, match="model must be 'committee' or 'two_layer'"):
-        models.init_params(key, 2, 4, model="neuron")
+        initialisation.init_params(key, 2, 4, model="neuron")
     with pytest.raises(TypeError, match="bias must be a bool"):
-        models.init_params(key, 2, 4, bias=1)
+        initialisation.init_params(key, 2, 4, bias=1)
     with pytest.raises(ValueError, match="K must be an integer >= 1"):
-        models.init_params(key, 0, 4)
+        initialisation.init_params(key, 0, 4)
     with pytest.raises(ValueError, match="n must be an integer >= 1"):
-        models.init_params(key, 2, 0)
+        initialisation.init_params(key, 2, 0)
     with pytest.raises(ValueError, match="num must be an integer >= 1"):
-        models.init_params(key, 2, 4, num=0)
+        initialisation.init_params(key, 2, 4, num=0)
     with pytest.raises(ValueError, match="init_scale must be positive"):
-        models.init_params(key, 2, 4, -1.0)
+        initialisation.init_params(key, 2, 4, -1.0)

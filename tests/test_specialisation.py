@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from localization import models
+from localization import initialisation, models
 from localization.experiments import many_neurons as mn
 from localization.experiments import specialisation as sp
 
@@ -62,7 +62,9 @@ def test_shifted_params_keep_variance_and_move_mean():
     s = mn.FIG6_KUR10.replace(inits=50)
     key = jax.random.key(1)
     p0, p3 = sp.shifted_params(key, s, 0.0), sp.shifted_params(key, s, 3.0)
-    ref = models.init_params(key, s.K, s.N, s.init_scale, model="committee", bias=True, num=50, dtype=jnp.float32)
+    ref = initialisation.init_params(
+        key, s.K, s.N, s.init_scale, model="committee", bias=True, num=50, dtype=jnp.float32
+    )
     np.testing.assert_array_equal(np.asarray(p0.w), np.asarray(ref.w))
     std = math.sqrt(s.init_scale * 2 / (s.N + s.K))
     w = np.asarray(p3.w, np.float64)

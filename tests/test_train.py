@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from localization import models, sgd, traced_task, train, trajectory
+from localization import initialisation, models, sgd, traced_task, train, trajectory
 from localization.data import NLGP, Gaussian, LengthscaleTask
 from localization.data import spectral as _covariance
 from localization.prng import splitmix_key
@@ -68,8 +68,8 @@ def test_one_step_of_gd_is_w_minus_lr_grad_for_every_model():
     key = jax.random.key(0)
     cases = [
         ("neuron", "relu", rng.normal(size=8)),
-        ("committee", "sigmoid", models.init_params(key, 3, 8, 1.0, bias=True)),
-        ("two_layer", "erf", models.init_params(key, 3, 8, 1.0, model="two_layer", bias=True)),
+        ("committee", "sigmoid", initialisation.init_params(key, 3, 8, 1.0, bias=True)),
+        ("two_layer", "erf", initialisation.init_params(key, 3, 8, 1.0, model="two_layer", bias=True)),
     ]
     for model, act, p in cases:
         tr = train.train_on_data(x, y, p, lr=0.3, steps=1, checkpoints=[0, 1], model=model, activation=act)
@@ -134,7 +134,7 @@ KW = dict(lr=0.05, batch=500, record_loss=True)
 
 @pytest.mark.slow
 def test_vmapped_inits_equal_separate_runs_and_are_reproducible():
-    w0 = models.init_weights(jax.random.key(1), N, 0.01, num=3)
+    w0 = initialisation.init_weights(jax.random.key(1), N, 0.01, num=3)
     key = jax.random.key(7)
     tr = train.train_online(key, NLGP_TASK, w0, steps=40, checkpoints=[0, 10, 40], **KW)
     assert tr.weights.shape == (3, 3, N) and tr.weights.dtype == jnp.float32
@@ -160,7 +160,7 @@ def test_vmapped_inits_equal_separate_runs_and_are_reproducible():
 def test_per_init_streams_are_independent_runs_and_reproducible():
     """streams="per_init": initialisation i trains alone on the stream of fold_in(key, i) (so equal
     initial weights end apart); the same key repeats the run; the default shares one stream."""
-    w0 = np.tile(np.asarray(models.init_weights(jax.random.key(1), N, 0.01)), (3, 1))  # three equal starts
+    w0 = np.tile(np.asarray(initialisation.init_weights(jax.random.key(1), N, 0.01)), (3, 1))  # three equal starts
     key = jax.random.key(7)
     ck = [0, 10, 40]
     own = train.train_online(key, NLGP_TASK, w0, steps=40, checkpoints=ck, streams="per_init", **KW)
@@ -214,7 +214,7 @@ def test_recorded_loss_is_the_batch_loss_of_that_step():
 def test_sweep_equals_individual_runs():
     gains = [0.5, 3.0, 50.0]
     tasks = [LengthscaleTask(NLGP(XI[0], g), NLGP(XI[1], g)) for g in gains]
-    w0 = models.init_weights(jax.random.key(2), N, 0.01, num=3)
+    w0 = initialisation.init_weights(jax.random.key(2), N, 0.01, num=3)
     key = jax.random.key(9)
     sw = train.train_sweep(key, tasks, w0, steps=20, checkpoints=[0, 10, 20], **KW)
     assert sw.weights.shape == (3, 3, 3, N) and sw.loss.shape == (3, 3, 3)
@@ -246,7 +246,7 @@ def test_balanced_labels_follow_the_flow_too():
 @pytest.mark.slow
 def test_committee_and_grid_inputs_run_with_correct_shapes():
     task = LengthscaleTask(Gaussian(1.0), Gaussian(2.0))
-    p = models.init_params(jax.random.key(0), 4, 36, 0.1, bias=True, num=2)
+    p = initialisation.init_params(jax.random.key(0), 4, 36, 0.1, bias=True, num=2)
     tr = train.train_online(
         jax.random.key(1),
         task,

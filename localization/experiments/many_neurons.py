@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import DTypeLike
 
-from localization import data, models, train, trajectory
+from localization import data, initialisation, models, train, trajectory
 from localization import validation as v
 
 __all__ = [
@@ -67,7 +67,7 @@ class PopulationSettings:
     K : hidden units. model : "committee" (readout fixed at 1/K) or "two_layer" (trainable readout).
     activation : "sigmoid", "relu" or "erf". bias : trainable hidden biases (and output bias for
         "two_layer").
-    init_scale : variance multiplier of the Xavier initialisation (:func:`localization.models.init_params`).
+    init_scale : variance multiplier of the Xavier initialisation (:func:`localization.initialisation.init_params`).
     lr, batch, steps : SGD learning rate, examples per step, steps. inits : independent
         initialisations (trained on the same data stream). checkpoints : recorded checkpoints (≥ 2).
     """
@@ -238,7 +238,7 @@ def train_population(
 ) -> PopulationRun:
     """Train ``settings.inits`` initialisations of the many-neuron model ``settings`` describes.
 
-    The initialisations come from ``fold_in(key, 0)`` (:func:`localization.models.init_params`), the
+    The initialisations come from ``fold_in(key, 0)`` (:func:`localization.initialisation.init_params`), the
     data stream from ``fold_in(key, 1)`` (:func:`localization.train.train_online`), so a run is a
     function of the key and the settings only. ``params`` replaces the drawn initialisations by given
     ones (:class:`localization.models.Params` with a leading axis of length ``settings.inits``), e.g.
@@ -268,7 +268,7 @@ def train_population(
         raise ValueError("settings.model must be 'committee' or 'two_layer' (many neurons), got 'neuron'")
     checkpoints = v.integer("settings.checkpoints", settings.checkpoints, 2)
     if params is None:
-        params = models.init_params(
+        params = initialisation.init_params(
             jax.random.fold_in(key, 0),
             settings.K,
             settings.shape,

@@ -37,7 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import DTypeLike
 
-from localization import data, metrics, models, train
+from localization import data, initialisation, metrics, train
 from localization import validation as v
 
 __all__ = [
@@ -70,7 +70,7 @@ class Fig5Settings:
     xi : (ξ₀, ξ₁) length-scales of the two classes (y = 1 for ξ₁ > ξ₀).
     gains : NLGP gains g. ks : Kur exponents k (> 2).
     inits : initialisations per parameter value. init_scale : variance multiplier of the Xavier
-        initialisation (:func:`localization.models.init_weights`).
+        initialisation (:func:`localization.initialisation.init_weights`).
     lr : learning rate. batch : examples per SGD step. steps : SGD steps (time ``steps × lr``).
     checkpoints : number of evenly spaced checkpoints (IPR is recorded there).
     balanced : exactly half of every batch per class (see :func:`localization.train.train_online`).
@@ -199,7 +199,7 @@ def init_neurons(
     """
     inits = v.integer("inits", inits, 1)
     v.shape("n", n, minimum=2)
-    return models.init_weights(key, n, init_scale, num=inits, dtype=dtype)
+    return initialisation.init_weights(key, n, init_scale, num=inits, dtype=dtype)
 
 
 def _excess_kurtosis(task) -> float:

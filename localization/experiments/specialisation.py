@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from localization import field_analysis, models, sgd
+from localization import field_analysis, initialisation, models, sgd
 from localization import validation as v
 from localization.data.task import Task
 from localization.experiments import many_neurons as mn
@@ -60,7 +60,7 @@ SPEC_BASE = mn.FIG6_KUR10.replace(steps=2000, inits=8)
 def shifted_params(key: jax.Array, settings: mn.PopulationSettings, shift: float = 0.0) -> models.Params:
     r"""Return initial SCM parameters with every first-layer entry :math:`w_{ki}=s\,(z_{ki}+\text{shift})`.
 
-    :math:`z_{ki}` are the standard normals of :func:`localization.models.init_params` (same key, so
+    :math:`z_{ki}` are the standard normals of :func:`localization.initialisation.init_params` (same key, so
     ``shift = 0`` is exactly the library's Xavier initialisation) and :math:`s^2=\text{init\_scale}\cdot
     2/(N+K)` its variance: the shift moves the mean to ``shift``·s and keeps the variance :math:`s^2`; a
     fraction Φ(shift) of the entries is positive. Biases start at 0.
@@ -74,7 +74,7 @@ def shifted_params(key: jax.Array, settings: mn.PopulationSettings, shift: float
     shift = v.real_scalar("shift", shift)
     if not math.isfinite(shift):
         raise ValueError(f"shift must be finite, got {shift}")
-    p = models.init_params(
+    p = initialisation.init_params(
         key,
         settings.K,
         settings.shape,

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import jax
 import numpy as np
 
-from localization import book, data, metrics, models, plotting, train
+from localization import book, data, initialisation, metrics, plotting, train
 from localization.experiments import effective_dynamics as cmp
 from localization.figures.draw import draw_breakdown, draw_breakdown_snapshots, draw_sgd_vs_flow
 from localization.figures.registry import Built, check_scale, new_figure, register
@@ -117,7 +117,7 @@ def initial_weights() -> jax.Array:
     jax.Array, shape (INITS, N)
         Fig. 3's initial weights, which the peak count and Claim 3.2's sweeps start from too.
     """
-    return models.init_weights(book.key(CHAPTER, "peaks-w0"), N, init_scale=1e-3, num=INITS)
+    return initialisation.init_weights(book.key(CHAPTER, "peaks-w0"), N, init_scale=1e-3, num=INITS)
 
 
 def _first(c: cmp.Comparison) -> cmp.Comparison:
@@ -228,7 +228,7 @@ def breakdown(scale: str = "chapter") -> Breakdown:
     n, batch = settings["n"], settings["batch"]
     run = {k: settings[k] for k in ("lr", "steps", "checkpoints")}
     tasks = [data.family_task("NLGP", g, xi=XI_SHORT) for g in (100.0, 0.01)]
-    w0 = models.init_weights(book.key(CHAPTER, "fig8-w0"), n, init_scale=1e-3, num=settings["inits"])
+    w0 = initialisation.init_weights(book.key(CHAPTER, "fig8-w0"), n, init_scale=1e-3, num=settings["inits"])
     sgd = train.train_sweep(book.key(CHAPTER, "fig8-sgd"), tasks, w0, batch=batch, balanced=True, **run)
     replica = train.train_online(book.key(CHAPTER, "fig8-replica"), tasks[1], w0, batch=batch, balanced=True, **run)
     flow = cmp.flow_sweep(tasks, w0, **run)

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from localization import book, data, metrics, models, plotting, train
+from localization import book, data, initialisation, metrics, plotting, train
 from localization.figures.registry import Built, check_scale, new_figure, register
 from localization.trajectory import Trajectory
 
@@ -68,7 +68,7 @@ def intro_phenomenon(scale: str = "chapter") -> Built:
     check_scale(scale)
     checkpoints = jnp.linspace(0, STEPS, 21).astype(int)
     key = book.key("intro", "data")
-    w0 = models.init_weights(book.key("intro", "init"), (N,), init_scale=1e-3)
+    w0 = initialisation.init_weights(book.key("intro", "init"), (N,), init_scale=1e-3)
     runs = {
         label: train.train_online(
             key, data.family_task("NLGP", g, xi=XI), w0, lr=LR, batch=BATCH, steps=STEPS, checkpoints=checkpoints, n=N
