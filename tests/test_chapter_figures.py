@@ -11,7 +11,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from localization import figures, plotting
-from localization.figures import draw, effective_dynamics, effective_dynamics_claims, mechanism, two_dimensions
+from localization.figures import effective_dynamics, effective_dynamics_claims, mechanism, sgd_vs_flow, two_dimensions
 from localization.theory import mechanism as mech
 
 
@@ -76,7 +76,7 @@ def test_mechanism_integrate_flows_checks_steps():
 
 def test_peak_failure_layout_is_at_most_three_per_row():
     for count, expected in {0: (1, 1), 1: (1, 1), 2: (1, 2), 3: (1, 3), 4: (2, 3), 7: (3, 3)}.items():
-        rows, cols = draw.peak_failure_rows(count)
+        rows, cols = sgd_vs_flow.peak_failure_rows(count)
         assert (rows, cols) == expected and rows * cols >= count and cols <= 3
 
 
@@ -86,7 +86,7 @@ def test_peak_failures_of_lists_offsets_above_one_in_order():
             self.offset = np.asarray(offset)
 
     agree = {"a": Agreement([0, 2, 1, 5]), "b": Agreement([3, 0])}
-    assert draw.peak_failures_of(agree) == [("a", 1), ("a", 3), ("b", 0)]
+    assert sgd_vs_flow.peak_failures_of(agree) == [("a", 1), ("a", 3), ("b", 0)]
 
 
 def test_builders_that_take_runs_refuse_other_objects():
@@ -140,10 +140,10 @@ def test_comparison_widget_draws_both_fields_and_their_iprs():
     w0 = initialisation.init_weights(book.key("test", "w0"), 40, init_scale=1e-3, num=1)
     c = cmp.compare_flow_and_sgd(book.key("test", "sgd"), task, w0, lr=0.1, batch=200, steps=20, checkpoints=5)
     fig = figures.new_figure((plotting.COLUMN_WIDTH, 5.0), layout="constrained")
-    axes = draw.draw_comparison(fig, c, "title")
+    axes = sgd_vs_flow.draw_comparison(fig, c, "title")
     assert set(axes) == {"sgd", "flow", "ipr"} and fig.get_suptitle() == "title"
     lines = {line.get_label(): line.get_ydata() for line in axes["ipr"].get_lines()}
     assert np.allclose(lines["SGD"], np.asarray(metrics.ipr(c.sgd.weights[0])), rtol=0, atol=1e-12)
     assert np.allclose(lines["flow"], np.asarray(metrics.ipr(c.flow.weights[0])), rtol=0, atol=1e-12)
     with pytest.raises(TypeError, match="comparison must be a Comparison"):
-        draw.draw_comparison(fig, {"sgd": None}, "title")
+        sgd_vs_flow.draw_comparison(fig, {"sgd": None}, "title")

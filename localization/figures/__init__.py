@@ -10,7 +10,8 @@ The command is ``python -m localization figures --out DIR [--only NAMES] [--scal
   ``effective_dynamics`` (and ``effective_dynamics_claims``, its other two figures) — each
   with the chapter's builders (``figures.simulation.fig5_ipr_vs_kurtosis()``), its settings as module
   constants and its drawing functions (``draw_*``);
-* ``draw`` — the effective-dynamics chapter's drawing functions (its figures: ``effective_dynamics``);
+* ``sgd_vs_flow`` — the effective-dynamics chapter's drawing of SGD against the effective flow (its
+  figures: ``effective_dynamics`` and ``effective_dynamics_claims``);
 * ``sweeps`` — the simulation chapter's drawing of IPR sweeps (its figures: ``simulation``);
 * ``flows`` — the mechanism chapter's drawing of the effective flow (its figures: ``mechanism``).
 
@@ -20,8 +21,8 @@ panels and the book's style are :mod:`localization.plotting`.
 
 from localization.figures import registry  # noqa: I001  (the machinery first)
 from localization.figures import intro, data, simulation, many_neurons, ica, two_dimensions, amplifier, mechanism
-from localization.figures import draw, effective_dynamics, effective_dynamics_claims, flows, sweeps
-from localization.figures.draw import draw_breakdown, draw_breakdown_snapshots, draw_sgd_vs_flow
+from localization.figures import effective_dynamics, effective_dynamics_claims, flows, sgd_vs_flow, sweeps
+from localization.figures.sgd_vs_flow import draw_breakdown, draw_breakdown_snapshots, draw_sgd_vs_flow
 from localization.figures.registry import (
     FIGURES,
     SCALES,
@@ -48,7 +49,7 @@ __all__ = [
     "effective_dynamics",
     "effective_dynamics_claims",
     "sweeps",
-    "draw",
+    "sgd_vs_flow",
     "flows",
     "draw_breakdown",
     "draw_breakdown_snapshots",

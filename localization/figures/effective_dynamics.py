@@ -14,7 +14,7 @@ the chapter's checks read:
 The chapter's two other figures, the peak count (paper §4.2) and Claim 3.2 in simulation, are in
 :mod:`localization.figures.effective_dynamics_claims`.
 
-The drawing functions are those of :mod:`localization.figures.draw` (the chapter's figures only).
+The drawing functions are those of :mod:`localization.figures.sgd_vs_flow` (the chapter's figures only).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ import numpy as np
 
 from localization import book, data, initialisation, metrics, plotting, train
 from localization.experiments import effective_dynamics as cmp
-from localization.figures.draw import draw_breakdown, draw_breakdown_snapshots, draw_sgd_vs_flow
 from localization.figures.registry import Built, check_scale, new_figure, register
+from localization.figures.sgd_vs_flow import draw_breakdown, draw_breakdown_snapshots, draw_sgd_vs_flow
 from localization.theory import assumptions
 from localization.trajectory import Trajectory
 

@@ -2,7 +2,7 @@ r"""The effective-dynamics chapter's figures of the paper's claims: the peak cou
 
 Each figure is one registered builder, called by the chapter (``book/effective_dynamics.md``) and
 by ``python -m localization figures``, with its settings (module constants), keys, computation and
-drawing (:mod:`localization.figures.draw`); the chapter's paper Figs. 3 and 8 are in
+drawing (:mod:`localization.figures.sgd_vs_flow`); the chapter's paper Figs. 3 and 8 are in
 :mod:`localization.figures.effective_dynamics`, whose runs and settings these start from:
 
 * :func:`peak_failures` — the peak count's initialisations whose SGD and flow peaks differ by more
@@ -19,7 +19,6 @@ import numpy as np
 
 from localization import book, data, field_analysis, metrics, plotting, train
 from localization.experiments import effective_dynamics as cmp
-from localization.figures.draw import draw_kurtosis_threshold, draw_peak_failures, peak_failure_rows, peak_failures_of
 from localization.figures.effective_dynamics import (
     CHAPTER,
     LR,
@@ -30,6 +29,12 @@ from localization.figures.effective_dynamics import (
     initial_weights,
 )
 from localization.figures.registry import Built, check_scale, new_figure, register
+from localization.figures.sgd_vs_flow import (
+    draw_kurtosis_threshold,
+    draw_peak_failures,
+    peak_failure_rows,
+    peak_failures_of,
+)
 
 __all__ = [
     "PEAK_GAINS",

@@ -1,4 +1,4 @@
-r"""Drawing code of the effective-dynamics chapter's figures (paper Figs. 3 and 8).
+r"""Drawing SGD against the effective flow: the effective-dynamics chapter's figures (paper Figs. 3, 8).
 
 Shared by the chapter and by ``python -m localization figures``.
 
