@@ -30,6 +30,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from localization import validation as v
+from localization.theory.binned_discrepancies import quantile_bins
 
 __all__ = [
     "GradientTerms",
@@ -262,14 +263,7 @@ def empirical_gate_probability(w: ArrayLike, x: ArrayLike, i: int, bins: int = 2
     bins = v.integer("bins", bins, minimum=1)
     xi = x[:, i]
     positive = (x @ w) >= 0
-    values = np.unique(xi)
-    if values.size <= bins:
-        index = np.searchsorted(values, xi)
-        nb = values.size
-    else:
-        edges = np.quantile(xi, np.linspace(0.0, 1.0, bins + 1))
-        index = np.clip(np.searchsorted(edges, xi, side="right") - 1, 0, bins - 1)
-        nb = bins
+    index, nb = quantile_bins(xi, bins)
     count = np.bincount(index, minlength=nb).astype(np.float64)
     keep = count > 0
     xsum = np.bincount(index, weights=xi, minlength=nb)

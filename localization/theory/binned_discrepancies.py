@@ -16,7 +16,7 @@ from jax.typing import ArrayLike
 
 from localization import validation as v
 
-__all__ = ["a1_discrepancy_samples", "a2_discrepancy_samples"]
+__all__ = ["a1_discrepancy_samples", "a2_discrepancy_samples", "quantile_bins"]
 
 
 def _check_i(i, N):
@@ -26,13 +26,30 @@ def _check_i(i, N):
     return i
 
 
-def _bin_index(xi_col, bins):
-    vals = np.unique(xi_col)
-    if vals.size <= bins:  # discrete law: one bin per atom
-        return np.searchsorted(vals, xi_col), vals.size
-    edges = np.quantile(xi_col, np.linspace(0, 1, bins + 1))
-    idx = np.clip(np.searchsorted(edges, xi_col, side="right") - 1, 0, bins - 1)
-    return idx, bins
+def quantile_bins(values: np.ndarray, bins: int) -> tuple[np.ndarray, int]:
+    """Return the bin of every value: one bin per atom if at most ``bins`` distinct values, else quantiles.
+
+    With at most ``bins`` distinct values (a discrete law, e.g. Ising ±1) the values are grouped by
+    atom, which makes the law of total expectation hold exactly for the empirical measure; otherwise
+    ``bins`` equal-count bins between the sample quantiles are used. Unchecked (callers validate).
+
+    Parameters
+    ----------
+    values : np.ndarray
+        (num,) the values to bin (one coordinate of the samples).
+    bins : int
+        The number of quantile bins, >= 1.
+
+    Returns
+    -------
+    tuple[np.ndarray, int]
+        ``(index, count)``: the (num,) bin index of every value, in [0, count), and the number of bins.
+    """
+    atoms = np.unique(values)
+    if atoms.size <= bins:  # discrete law: one bin per atom
+        return np.searchsorted(atoms, values), atoms.size
+    edges = np.quantile(values, np.linspace(0.0, 1.0, bins + 1))
+    return np.clip(np.searchsorted(edges, values, side="right") - 1, 0, bins - 1), bins
 
 
 def a1_discrepancy_samples(x: ArrayLike, i: int = 0, *, bins: int = 32) -> float:
@@ -65,7 +82,7 @@ def a1_discrepancy_samples(x: ArrayLike, i: int = 0, *, bins: int = 32) -> float
     i = _check_i(i, x.shape[1])
     bins = v.integer("bins", bins, minimum=2)
     x = x - x.mean(0)
-    idx, nb = _bin_index(x[:, i], bins)
+    idx, nb = quantile_bins(x[:, i], bins)
     counts = np.bincount(idx, minlength=nb).astype(float)
     full = counts >= 2  # ties (e.g. saturated NLGP) can leave quantile bins empty
     idx_map = np.cumsum(full) - 1
@@ -127,7 +144,7 @@ def a2_discrepancy_samples(x: ArrayLike, w: ArrayLike, i: int = 0, *, bins: int 
     wk = w.copy()
     wk[i] = 0.0
     proj = x @ wk
-    idx, nb = _bin_index(x[:, i], bins)
+    idx, nb = quantile_bins(x[:, i], bins)
     counts = np.bincount(idx, minlength=nb).astype(float)
     full = counts >= 4
     p = np.where(full, counts, 0.0) / counts[full].sum()
