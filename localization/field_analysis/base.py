@@ -36,5 +36,5 @@ def as_fields(name: str, w: ArrayLike, n: Shape) -> tuple[np.ndarray, tuple[int,
 
 
 def as_grid(w: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """Reshape flat fields (..., N) to (..., *shape)."""
+    """Reshape flat fields ``(..., N)`` to ``(..., *shape)``."""
     return w.reshape(w.shape[:-1] + shape)
