@@ -27,6 +27,7 @@ domain.ProofDomain.directives.setdefault("claim", ClaimDirective)
 
 
 def setup(app):
+    """Register the extension with Sphinx (sphinx-proof first, then the claim node as numbered)."""
     app.setup_extension("sphinx_proof")  # registers every type in PROOF_TYPES, claim included
     if claim_node not in app.registry.enumerable_nodes:  # sphinx-proof was set up before this import
         handlers = (proof_nodes.visit_enumerable_node, proof_nodes.depart_enumerable_node)

@@ -20,5 +20,6 @@ def _drop_thebe(app, pagename, templatename, context, doctree):
 
 
 def setup(app):
+    """Register the extension with Sphinx: drop Thebe from every page after the theme adds it."""
     app.connect("html-page-context", _drop_thebe, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
