@@ -1,7 +1,7 @@
 """Command line of the library: ``python -m localization figures`` and ``python -m localization claims``.
 
 Usage: ``python -m localization figures --out DIR [--only NAMES] [--scale S]`` and
-``python -m localization claims [--seeds 100-109] [--chapters NAMES] [--jobs 2]``.
+``python -m localization claims [--seeds 100-109] [--chapters NAMES] [--jobs 2] [--carry-over SEED]``.
 
 ``figures`` regenerates every figure the book reproduces from the paper (the registry of
 :mod:`localization.figures`), as ``DIR/<name>.png``, with the chapters' library calls and random keys
@@ -74,6 +74,13 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser, argpar
     sweep.add_argument("--chapters", action="append", metavar="NAMES", help="chapters (comma-separated); default: all")
     sweep.add_argument("--jobs", type=int, default=2, help="chapters executed at once (default 2)")
     sweep.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sweep.add_argument(
+        "--carry-over",
+        type=int,
+        metavar="SEED",
+        help="instead of sweeping: re-execute each chapter whose code changed under this recorded seed and keep its "
+        "record (moved to the new code) only if every claim comes out the same (a refactor's check)",
+    )
     return parser, figures, sweep
 
 
@@ -137,6 +144,8 @@ def _claims(args, claims_parser) -> int:
         claims_parser.error(f"--chapters: not executable chapters: {', '.join(unknown)} (known: {', '.join(known)})")
     if args.jobs < 1:
         claims_parser.error(f"--jobs must be a positive integer, got {args.jobs}")
+    if args.carry_over is not None:
+        return _carry_over(chapters, args, claims_parser)
     try:
         records = claims_sweep.sweep(chapters, seeds, jobs=args.jobs, progress=not args.no_progress)
     except KeyboardInterrupt:
@@ -156,6 +165,22 @@ def _claims(args, claims_parser) -> int:
     ]
     print("\n".join(failed) if failed else f"every claim held for seeds {args.seeds} in {len(chapters)} chapters")
     return 1 if failed else 0
+
+
+def _carry_over(chapters, args, claims_parser) -> int:
+    from localization import claims_sweep
+
+    try:
+        result = claims_sweep.carry_over(chapters, args.carry_over, jobs=args.jobs, progress=not args.no_progress)
+    except ValueError as e:
+        claims_parser.error(f"--carry-over: {e}")
+    for chapter, found in result.items():
+        print(
+            f"{chapter}: " + ("carried over" if not found else "differs, record kept stale:\n  " + "\n  ".join(found))
+        )
+    if not result:
+        print("every record is current: nothing to carry over")
+    return 1 if any(result.values()) else 0
 
 
 if __name__ == "__main__":

@@ -22,9 +22,22 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+import numpy as np
+
 from localization import claims
 
-__all__ = ["ROOT", "BOOK", "DEFAULT_SEEDS", "executable_chapters", "parse_seeds", "sweep"]
+__all__ = [
+    "ROOT",
+    "BOOK",
+    "DEFAULT_SEEDS",
+    "CARRY_RTOL",
+    "CARRY_ATOL",
+    "executable_chapters",
+    "parse_seeds",
+    "sweep",
+    "carry_differences",
+    "carry_over",
+]
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
@@ -123,20 +136,21 @@ def _merge(chapter: str, seeds, outcomes: dict, observations: list[dict], out_di
     return record
 
 
-def sweep(chapters, seeds, *, jobs: int = 2, out_dir: Path = claims.RECORD_DIR, progress: bool = True) -> dict:
-    """Execute every chapter under every seed and write the records; returns them by chapter."""
-    from tqdm.auto import tqdm
-
+def _check_chapters(chapters, jobs: int) -> None:
     known = executable_chapters()
     for chapter in chapters:
         if chapter not in known:
             raise ValueError(f"chapter {chapter!r} is not an executable chapter of the book ({', '.join(known)})")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
-    commit = _commit()
+
+
+def _execute(chapters, seeds, jobs: int, progress: bool) -> tuple[dict, dict]:
+    """Run every chapter under every seed: (outcomes[chapter][seed], observation lines by chapter)."""
+    from tqdm.auto import tqdm
+
     cache = ROOT / "_build" / "jax-cache"
     cache.mkdir(parents=True, exist_ok=True)
-    records = {}
     with tempfile.TemporaryDirectory() as tmp:
         logs = {(c, s): Path(tmp) / f"{c}-{s}.jsonl" for c in chapters for s in seeds}
         outcomes: dict = {c: {} for c in chapters}
@@ -151,11 +165,123 @@ def sweep(chapters, seeds, *, jobs: int = 2, out_dir: Path = claims.RECORD_DIR, 
                 bar.set_postfix_str(f"{chapter} {seed}")
                 bar.update()
         bar.close()
-        for chapter in chapters:
-            lines = []
-            for seed in seeds:
-                log = logs[chapter, seed]
-                if log.exists():
-                    lines.extend(json.loads(line) for line in log.read_text(encoding="utf-8").splitlines())
-            records[chapter] = _merge(chapter, seeds, outcomes[chapter], lines, Path(out_dir), commit)
-    return records
+        lines = {c: [] for c in chapters}
+        for (chapter, _seed), log in logs.items():
+            if log.exists():
+                lines[chapter].extend(json.loads(line) for line in log.read_text(encoding="utf-8").splitlines())
+    return outcomes, lines
+
+
+def sweep(chapters, seeds, *, jobs: int = 2, out_dir: Path = claims.RECORD_DIR, progress: bool = True) -> dict:
+    """Execute every chapter under every seed and write the records; returns them by chapter."""
+    _check_chapters(chapters, jobs)
+    commit = _commit()
+    outcomes, lines = _execute(chapters, seeds, jobs, progress)
+    return {c: _merge(c, seeds, outcomes[c], lines[c], Path(out_dir), commit) for c in chapters}
+
+
+#: Agreement a carried-over record needs: every claim's value and bound, re-executed under a recorded seed.
+CARRY_RTOL, CARRY_ATOL = 1e-9, 1e-12
+
+
+def carry_differences(record: dict, seed: int, lines: list[dict]) -> list[str]:
+    """How a re-execution under a recorded ``seed`` disagrees with the record (empty: it agrees).
+
+    Parameters
+    ----------
+    record : dict
+        A chapter's record (:func:`localization.claims.read_records`).
+    seed : int
+        A seed the record holds observations of.
+    lines : list of dict
+        The claims logged by the re-execution (``id``, ``op``, ``value``, ``bound``, ``holds``).
+
+    Returns
+    -------
+    list of str
+        One line per disagreement: a claim missing on either side, or a different operator, value,
+        bound or verdict (values and bounds compared to relative 1e-9, absolute 1e-12).
+    """
+    old = {
+        claim_id: (entry["op"], o)
+        for claim_id, entry in record["claims"].items()
+        for o in entry["observations"]
+        if o["seed"] == seed
+    }
+    new = {line["id"]: line for line in lines if line.get("seed", seed) == seed}
+    found = [f"{i}: recorded, not stated now" for i in sorted(set(old) - set(new))]
+    found += [f"{i}: stated now, not recorded" for i in sorted(set(new) - set(old))]
+
+    def close(a, b) -> bool:
+        a, b = np.ravel(np.asarray(a, dtype=float)), np.ravel(np.asarray(b, dtype=float))
+        return a.shape == b.shape and bool(np.all(np.abs(a - b) <= CARRY_ATOL + CARRY_RTOL * np.abs(a)))
+
+    for claim_id in sorted(set(old) & set(new)):
+        (op, was), now = old[claim_id], new[claim_id]
+        if op != now["op"] or was["holds"] != now["holds"]:
+            found.append(f"{claim_id}: was {op} (holds {was['holds']}), now {now['op']} (holds {now['holds']})")
+        elif not close(was["value"], now["value"]) or not close(was["bound"], now["bound"]):
+            found.append(
+                f"{claim_id}: was {was['value']!r} vs {was['bound']!r}, now {now['value']!r} vs {now['bound']!r}"
+            )
+    return found
+
+
+def carry_over(
+    chapters, seed: int, *, jobs: int = 2, out_dir: Path = claims.RECORD_DIR, progress: bool = True
+) -> dict[str, list[str]]:
+    """Carry records over a change of code that should not change any claim (a refactor).
+
+    Each chapter whose record is stale (its code cells changed) is executed once more under ``seed``,
+    one of the seeds its record holds; if every claim's value, bound and verdict agree with the recorded
+    observation (:func:`carry_differences`), the record is moved to the current source (its hash) with an
+    entry in its ``carried_over`` list (the commits, the seed, the number of claims compared), and its
+    observations are kept. A chapter that disagrees keeps its stale record: sweep it again.
+
+    Parameters
+    ----------
+    chapters : sequence of str
+        Executable chapters; those whose record is current are skipped.
+    seed : int
+        A seed every one of their records holds.
+    jobs : int
+        Chapters executed at once.
+    out_dir : Path
+        The records' directory.
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    dict
+        chapter → its disagreements (empty list: carried over).
+    """
+    _check_chapters(chapters, jobs)
+    records = claims.read_records(out_dir)
+    stale = []
+    for chapter in chapters:
+        record = records.get(chapter)
+        if record is None:
+            raise ValueError(f"chapter {chapter!r} has no record to carry over: sweep it")
+        if record["source_sha256"] == claims.source_hash(BOOK / f"{chapter}.md"):
+            continue
+        if seed not in record["seeds"]:
+            raise ValueError(f"seed must be one of the seeds recorded for {chapter} {record['seeds']}, got {seed}")
+        stale.append(chapter)
+    commit = _commit()
+    outcomes, lines = _execute(stale, (seed,), jobs, progress)
+    result = {}
+    for chapter in stale:
+        record = records[chapter]
+        error = outcomes[chapter][seed][1]
+        found = [f"raised: {error}"] if error else carry_differences(record, seed, lines[chapter])
+        result[chapter] = found
+        if not found:
+            compared = sum(any(o["seed"] == seed for o in e["observations"]) for e in record["claims"].values())
+            record["source_sha256"] = claims.source_hash(BOOK / f"{chapter}.md")
+            record.setdefault("carried_over", []).append(
+                {"from_commit": record["commit"], "commit": commit, "seed": seed, "claims": compared}
+            )
+            path = Path(out_dir) / f"{chapter}.json"
+            path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    return result

@@ -193,3 +193,19 @@ def test_the_claims_page_builds_from_the_record():
     assert rows and set(tables) <= set(CHAPTERS)
     for row in rows:
         assert f"{{ref}}`{row.claim_id} <" in tables[row.chapter] or f"{{doc}}`{row.claim_id} <" in tables[row.chapter]
+
+
+def test_carry_over_needs_every_claim_unchanged():
+    record = _record([0.6, 0.7], ">", 0.5, seeds=[100, 101])
+    same = [{"id": "d-a", "op": ">", "value": 0.7 * (1 + 1e-12), "bound": 0.5, "holds": True, "seed": 101}]
+    assert claims_sweep.carry_differences(record, 101, same) == []
+    moved = [{**same[0], "value": 0.7 * (1 + 1e-6)}]
+    (line,) = claims_sweep.carry_differences(record, 101, moved)
+    assert line.startswith("d-a: was 0.7")
+    assert claims_sweep.carry_differences(record, 101, []) == ["d-a: recorded, not stated now"]
+    extra = [*same, {**same[0], "id": "d-b"}]
+    assert claims_sweep.carry_differences(record, 101, extra) == ["d-b: stated now, not recorded"]
+    flipped = [{**same[0], "op": "<", "holds": False}]
+    assert "now <" in claims_sweep.carry_differences(record, 101, flipped)[0]
+    wider = [{**same[0], "bound": 0.4}]
+    assert claims_sweep.carry_differences(record, 101, wider)[0].startswith("d-a: was")
