@@ -40,6 +40,12 @@ def test_spectra_diagonalise_and_reject_non_circulant(nlgp):
         mech.circulant_spectra(s0, bad)
     with pytest.raises(ValueError, match="equal shapes"):
         mech.circulant_spectra(s0, s1[:-1, :-1])
+    # a symmetric circulant that is not a covariance: lowering the diagonal below the smallest eigenvalue
+    shifted = s1 - (sp.lam1.min() + 1e-3 * sp.lam1.max()) * np.eye(len(s1))
+    with pytest.raises(ValueError, match="cov1 must be positive semi-definite"):
+        mech.circulant_spectra(s0, shifted)
+    edge = s1 - sp.lam1.min() * np.eye(len(s1))  # singular (smallest eigenvalue 0 up to rounding): accepted
+    assert mech.circulant_spectra(s0, edge).lam1.min() == pytest.approx(0.0, abs=1e-12)
 
 
 @pytest.mark.slow

@@ -88,8 +88,9 @@ class ConstantModeStability(NamedTuple):
 def circulant_spectra(cov0: ArrayLike, cov1: ArrayLike, *, atol: float = 1e-9) -> FourierSpectra:
     r"""Return the eigenvalues of the class covariances in the shared real Fourier basis.
 
-    Raises ``ValueError`` unless both are square, of equal size N ≥ 2, and circulant (off-diagonal
-    entries of :math:`Q^\top\Sigma Q` at most ``atol`` times the largest eigenvalue).
+    Raises ``ValueError`` unless both are square, of equal size N ≥ 2, circulant (off-diagonal
+    entries of :math:`Q^\top\Sigma Q` at most ``atol`` times the largest eigenvalue) and positive
+    semi-definite (no eigenvalue below ``-validation.PSD_TOLERANCE`` times the largest).
 
     Parameters
     ----------
@@ -117,6 +118,11 @@ def circulant_spectra(cov0: ArrayLike, cov1: ArrayLike, *, atol: float = 1e-9) -
             raise ValueError(
                 f"{name} must be circulant (diagonal in the real Fourier basis): largest off-diagonal "
                 f"entry {off:.3g} > atol * max eigenvalue = {atol * scale:.3g}"
+            )
+        if lam.min() < -v.PSD_TOLERANCE * scale:  # a symmetric circulant: its spectrum decides
+            raise ValueError(
+                f"{name} must be positive semi-definite, got smallest eigenvalue {lam.min():.3g} "
+                f"(allowed down to -{v.PSD_TOLERANCE:g} * max |eigenvalue|)"
             )
         lams.append(lam)
     return FourierSpectra(np.asarray(freq), lams[0], lams[1], np.asarray(basis))
