@@ -143,8 +143,8 @@ def in_range(
     return value
 
 
-def integer(name: str, value: Any, minimum: int = 1) -> int:
-    """Return ``value`` as an int if it is a Python or NumPy integer (not a bool, not a float) >= ``minimum``.
+def integer(name: str, value: Any, minimum: int = 1, maximum: int | None = None) -> int:
+    """Return ``value`` as an int if it is a Python or NumPy integer (not a bool, not a float) in range.
 
     Parameters
     ----------
@@ -154,6 +154,8 @@ def integer(name: str, value: Any, minimum: int = 1) -> int:
         The argument.
     minimum : int
         The smallest valid value.
+    maximum : int or None
+        The largest valid value (e.g. ``N - 1`` for an index into N coordinates); none if ``None``.
 
     Returns
     -------
@@ -163,6 +165,8 @@ def integer(name: str, value: Any, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
         raise TypeError(f"{name} must be an integer, got {value!r} of type {type(value).__name__}")
     value = int(value)
+    if maximum is not None and not minimum <= value <= maximum:
+        raise ValueError(f"{name} must be an integer in [{minimum}, {maximum}], got {value}")
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
     return value
@@ -313,6 +317,29 @@ def float_array(name: str, value: Any, ndim_min: int = 1, last_dim: int | None =
     if last_dim is not None and value.shape[-1] != last_dim:
         raise ValueError(f"{name} must have last axis of length {last_dim}, got shape {tuple(value.shape)}")
     return value
+
+
+def finite_weights(name: str, value: Any) -> jax.Array:
+    """Return concrete weights as a finite float64 JAX array with at least one axis.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the messages.
+    value : Any
+        The argument: (..., N) weights, leading axes independent weight vectors.
+
+    Returns
+    -------
+    jax.Array
+        ``value`` as float64.
+    """
+    import jax.numpy as jnp
+
+    w = jnp.asarray(float_array(name, value, ndim_min=1), dtype=jnp.float64)
+    if not bool(jnp.all(jnp.isfinite(w))):
+        raise ValueError(f"{name} must be finite, got non-finite entries")
+    return w
 
 
 #: A covariance's smallest eigenvalue may fall below 0 by rounding: by at most this fraction of its

@@ -223,7 +223,7 @@ def test_discrepancies_finite_validates():
         A.discrepancies_finite(np.array([[1.0, np.nan], [-1.0, 1.0]]), prob, [1.0, 1.0])
     with pytest.raises(ValueError, match="w must have last axis of length 2"):
         A.discrepancies_finite(atoms, prob, [1.0, 1.0, 1.0])
-    with pytest.raises(ValueError, match=r"i must be a coordinate index in \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"i must be an integer in \[0, 1\]"):
         A.discrepancies_finite(atoms, prob, [1.0, 1.0], i=2)
     with pytest.raises(ValueError, match="coordinate i = 0 is constant"):
         A.discrepancies_finite(np.array([[1.0, -1.0], [1.0, 1.0]]), prob, [0.0, 1.0])

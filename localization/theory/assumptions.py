@@ -156,13 +156,6 @@ def holds_exactly(model: data.DataModel) -> bool:
     return x.size == 2 and np.isclose(x[0], -x[1]) and np.allclose(p, 0.5)
 
 
-def _check_i(i, N):
-    i = v.integer("i", i, minimum=0)
-    if i >= N:
-        raise ValueError(f"i must be a coordinate index in [0, {N - 1}], got {i}")
-    return i
-
-
 # -------------------------------------------------------------------------------------------------
 # A1
 # -------------------------------------------------------------------------------------------------
@@ -189,7 +182,7 @@ def a1_discrepancy_copula(copula: GaussianCopula, i: int = 0, *, hermite_order: 
         :math:`D_1`.
     """
     R = np.asarray(copula.latent, dtype=np.float64)
-    i = _check_i(i, R.shape[0])
+    i = v.integer("i", i, minimum=0, maximum=R.shape[0] - 1)
     hermite_order = v.integer("hermite_order", hermite_order, minimum=2)
     rho = np.delete(R[i], i)
     s = np.sqrt(np.clip(1 - rho**2, 0.0, None))
@@ -283,7 +276,7 @@ def discrepancies_finite(support: ArrayLike, prob: ArrayLike, w: ArrayLike, i: i
     w = np.asarray(v.float_array("w", w, ndim_min=1, last_dim=N), dtype=np.float64)
     if w.ndim != 1:
         raise ValueError(f"w must be a single weight vector of shape ({N},), got {w.shape}")
-    i = _check_i(i, N)
+    i = v.integer("i", i, minimum=0, maximum=N - 1)
     x = support - prob @ support
     cov = x.T @ (prob[:, None] * x)
     if not cov[i, i] > 0:

@@ -57,13 +57,6 @@ def _batch(x, n=None):
     return x
 
 
-def _weights(w):
-    w = jnp.asarray(v.float_array("w", w, ndim_min=1), dtype=jnp.float64)
-    if not bool(jnp.all(jnp.isfinite(w))):
-        raise ValueError("w must be finite, got non-finite entries")
-    return w
-
-
 def _labels(y, num):
     y = jnp.asarray(v.float_array("y", y, ndim_min=1), dtype=jnp.float64)
     if y.shape != (num,):
@@ -106,7 +99,7 @@ def mse_loss(w: ArrayLike, x: ArrayLike, y: ArrayLike) -> jax.Array:
     jax.Array
         (...) the loss of each weight vector.
     """
-    w = _weights(w)
+    w = v.finite_weights("w", w)
     x = _batch(x, w.shape[-1])
     y = _labels(y, x.shape[0])
     return _mse_loss(w, x, y)
@@ -155,7 +148,7 @@ def gradient_terms(w: ArrayLike, x: ArrayLike, y: ArrayLike) -> GradientTerms:
     GradientTerms
         ``label`` and ``relu``, each (..., n).
     """
-    w = _weights(w)
+    w = v.finite_weights("w", w)
     x = _batch(x, w.shape[-1])
     y = _labels(y, x.shape[0])
     return GradientTerms(*_gradient_terms(w, x, y))
@@ -214,7 +207,7 @@ def gated_mean(w: ArrayLike, x: ArrayLike) -> jax.Array:
     jax.Array
         (..., n) the sample mean of :math:`\mathbb 1(\langle w,x_b\rangle\ge0)\,x_b`.
     """
-    w = _weights(w)
+    w = v.finite_weights("w", w)
     x = _batch(x, w.shape[-1])
     return _gated_mean(w, x)
 
@@ -252,7 +245,7 @@ def empirical_gate_probability(w: ArrayLike, x: ArrayLike, i: int, bins: int = 2
     GateEstimate
         Pure measurement on concrete arrays (NumPy), no randomness.
     """
-    w = np.asarray(_weights(w))
+    w = np.asarray(v.finite_weights("w", w))
     if w.ndim != 1:
         raise ValueError(f"w must be a single weight vector of shape (n,), got shape {w.shape}")
     x = np.asarray(_batch(x, w.shape[0]))

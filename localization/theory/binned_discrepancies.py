@@ -19,13 +19,6 @@ from localization import validation as v
 __all__ = ["a1_discrepancy_samples", "a2_discrepancy_samples", "quantile_bins"]
 
 
-def _check_i(i, N):
-    i = v.integer("i", i, minimum=0)
-    if i >= N:
-        raise ValueError(f"i must be a coordinate index in [0, {N - 1}], got {i}")
-    return i
-
-
 def quantile_bins(values: np.ndarray, bins: int) -> tuple[np.ndarray, int]:
     """Return the bin of every value: one bin per atom if at most ``bins`` distinct values, else quantiles.
 
@@ -79,7 +72,7 @@ def a1_discrepancy_samples(x: ArrayLike, i: int = 0, *, bins: int = 32) -> float
     x = np.asarray(v.float_array("x", x, ndim_min=2), dtype=np.float64)
     if x.ndim != 2 or x.shape[0] < 2 * bins:
         raise ValueError(f"x must have shape (num, N) with num >= 2*bins, got {x.shape}")
-    i = _check_i(i, x.shape[1])
+    i = v.integer("i", i, minimum=0, maximum=x.shape[1] - 1)
     bins = v.integer("bins", bins, minimum=2)
     x = x - x.mean(0)
     idx, nb = quantile_bins(x[:, i], bins)
@@ -138,7 +131,7 @@ def a2_discrepancy_samples(x: ArrayLike, w: ArrayLike, i: int = 0, *, bins: int 
         raise ValueError(f"x must have shape (num, N) with num >= 2*bins, got {x.shape}")
     N = x.shape[1]
     w = np.asarray(v.float_array("w", w, ndim_min=1, last_dim=N), dtype=np.float64)
-    i = _check_i(i, N)
+    i = v.integer("i", i, minimum=0, maximum=N - 1)
     bins = v.integer("bins", bins, minimum=2)
     x = x - x.mean(0)
     wk = w.copy()

@@ -41,13 +41,6 @@ __all__ = [
 ]
 
 
-def _weights(w):
-    w = jnp.asarray(v.float_array("w", w, ndim_min=1), dtype=jnp.float64)
-    if not bool(jnp.all(jnp.isfinite(w))):
-        raise ValueError("w must be finite, got non-finite entries")
-    return w
-
-
 def gaussian_gated_mean(w: ArrayLike, cov: ArrayLike) -> jax.Array:
     r"""Return the exact :math:`\mathbb E[\mathbb 1(\langle w,X\rangle\ge0)\,X]` for :math:`X\sim\mathcal N(0,\Sigma)`.
 
@@ -69,7 +62,7 @@ def gaussian_gated_mean(w: ArrayLike, cov: ArrayLike) -> jax.Array:
     jax.Array
         (..., n) float64.
     """
-    w = _weights(w)
+    w = v.finite_weights("w", w)
     n = w.shape[-1]
     cov = v.float_array("cov", cov, ndim_min=2)
     if tuple(cov.shape) != (n, n):
@@ -149,7 +142,7 @@ def gaussian_gate_probability(w: ArrayLike, cov: ArrayLike, i: int, x: ArrayLike
     jax.Array
         The probabilities, the shape of ``x``.
     """
-    w = _weights(w)
+    w = v.finite_weights("w", w)
     if w.ndim != 1:
         raise ValueError(f"w must be a single weight vector of shape (n,), got shape {tuple(w.shape)}")
     n = w.shape[0]
