@@ -27,8 +27,13 @@ frozen at a training time are one more such gating (same module).
 Two Gaussian closed forms describe how a half-space gate moves with its normal: for
 :math:`X\sim\mathcal N(0,\Sigma)` the probability that the gates of :math:`w` and :math:`v` agree,
 
-.. math:: \mathbb P\bigl(\operatorname{sign}\langle w, X\rangle = \operatorname{sign}\langle v, X\rangle\bigr)
-   = 1 - \frac{\theta_\Sigma(w, v)}{\pi},\qquad
+.. math::
+
+   \mathbb P\bigl(\operatorname{sign}\langle w, X\rangle = \operatorname{sign}\langle v, X\rangle\bigr)
+   = 1 - \theta_\Sigma(w, v)/\pi,
+
+.. math::
+
    \cos\theta_\Sigma(w, v) = \frac{w^\top\Sigma v}{\sqrt{w^\top\Sigma w\;v^\top\Sigma v}}
 
 (:func:`gaussian_agreement`), and, for the balanced mixture of :math:`\mathcal N(0,\Sigma_0)` and
