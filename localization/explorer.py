@@ -362,9 +362,9 @@ def explore(figure: Callable[..., Any], /, *, when: Mapping[str, Mapping[str, An
 
     Returns
     -------
-    HTML or ipywidgets.Box or None
-        The explorer's HTML in the static mode (also displayed), the ipywidgets box when live,
-        ``None`` in batch mode.
+    None
+        The explorer is displayed, never returned: a returned value would be shown a second time as
+        the cell's value (the page's HTML printed as text under the explorer, or the widget twice).
     """
     from IPython.display import HTML, display
 
@@ -400,7 +400,7 @@ def explore(figure: Callable[..., Any], /, *, when: Mapping[str, Mapping[str, An
             with open(log, "a", encoding="utf-8") as f:
                 f.write(json.dumps(record) + "\n")
         display(HTML(page))
-        return page
+        return None
     if mode not in ("", "0"):
         return None  # batch execution: no widget is created, so none is saved in the notebook
 
@@ -425,7 +425,7 @@ def explore(figure: Callable[..., Any], /, *, when: Mapping[str, Mapping[str, An
     box = widgets.VBox([*live.values(), out])
     display(box)
     redraw()
-    return box
+    return None
 
 
 def summarize_log(path: str) -> str:

@@ -44,12 +44,22 @@ def test_frame_grid_holds_one_frame_per_applicable_combination():
     assert len(list(explorer.frame_grid(specs, {}))) == 2 * 3 * 4
 
 
+def _capture_display(monkeypatch):
+    """Collect what explore displays (IPython's display is imported by explore at call time)."""
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj, *a, **k: shown.append(obj))
+    return shown
+
+
 @pytest.mark.slow
 def test_static_mode_draws_every_frame_with_the_values_shown(monkeypatch):
     monkeypatch.setenv(explorer.STATIC_WIDGETS_ENV, "frames")
     monkeypatch.delenv(explorer.FRAMES_LOG_ENV, raising=False)
     calls = []
-    page = explorer.explore(_figure(calls), when=WHEN, scale=2.0, **_controls())
+    shown = _capture_display(monkeypatch)
+    assert explorer.explore(_figure(calls), when=WHEN, scale=2.0, **_controls()) is None  # shown once, not returned
+    (html,) = shown
+    page = html.data
     assert len(calls) == 7 and all(c[3] == 2.0 for c in calls)
     assert ("NLGP", 100.0, 8.0, 2.0) in calls and ("Kur", 3.0, 4.5, 2.0) in calls
     spec = json.loads(re.search(r'<script type="application/json">(.*?)</script>', page, re.S).group(1))
@@ -69,7 +79,9 @@ def test_batch_mode_draws_nothing_and_live_mode_hides_what_does_not_apply(monkey
     assert explorer.explore(_figure(calls), when=WHEN, **_controls()) is None
     assert calls == []
     monkeypatch.setenv(explorer.STATIC_WIDGETS_ENV, "")
-    box = explorer.explore(_figure(calls), when=WHEN, **_controls())
+    shown = _capture_display(monkeypatch)
+    assert explorer.explore(_figure(calls), when=WHEN, **_controls()) is None
+    box = next(obj for obj in shown if isinstance(obj, widgets.VBox))
     family, gain, k = box.children[:3]
     assert isinstance(gain, widgets.SelectionSlider) and gain.label == "3" and k.label == "8"
     assert calls == [("NLGP", 3.0, 8.0, 1.0)]

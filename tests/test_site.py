@@ -71,6 +71,15 @@ def _offline_chromium(profile):
     ]
 
 
+@pytest.mark.parametrize("page", PAGES)
+def test_no_explorer_is_printed_as_text(page):
+    """An explorer shows its pictures once; its HTML must never come back as a cell's text value."""
+    source = (SITE / f"{page}.html").read_text(encoding="utf-8")
+    text_outputs = re.findall(r'<div class="output text_plain[\s\S]*?</pre>', source)
+    leaked = [t[:120] for t in text_outputs if "loc-explorer" in t or "&lt;style&gt;" in t]
+    assert not leaked, f"{page}: an explorer's HTML printed as text: {leaked}"
+
+
 def _page_file(page: str) -> Path:
     html = SITE / f"{page}.html"
     assert html.exists(), f"{html} missing: build the book first"
