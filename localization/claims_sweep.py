@@ -258,14 +258,14 @@ def carry_over(
     """
     _check_chapters(chapters, jobs)
     records = claims.read_records(out_dir)
-    stale = []
+    stale, digests = [], {chapter: claims.source_hash(BOOK / f"{chapter}.md") for chapter in chapters}
     for chapter in chapters:
         record = records.get(chapter)
         if record is None and not claims.claim_ids(BOOK / f"{chapter}.md"):
             continue  # a chapter stating no claim (the claims page itself) has nothing to carry
         if record is None:
             raise ValueError(f"chapter {chapter!r} has no record to carry over: sweep it")
-        if record["source_sha256"] == claims.source_hash(BOOK / f"{chapter}.md"):
+        if record["source_sha256"] == digests[chapter]:
             continue
         if seed not in record["seeds"]:
             raise ValueError(f"seed must be one of the seeds recorded for {chapter} {record['seeds']}, got {seed}")
@@ -280,7 +280,7 @@ def carry_over(
         result[chapter] = found
         if not found:
             compared = sum(any(o["seed"] == seed for o in e["observations"]) for e in record["claims"].values())
-            record["source_sha256"] = claims.source_hash(BOOK / f"{chapter}.md")
+            record["source_sha256"] = digests[chapter]  # the source that was executed, hashed before the run
             record.setdefault("carried_over", []).append(
                 {"from_commit": record["commit"], "commit": commit, "seed": seed, "claims": compared}
             )

@@ -209,3 +209,16 @@ def test_carry_over_needs_every_claim_unchanged():
     assert "now <" in claims_sweep.carry_differences(record, 101, flipped)[0]
     wider = [{**same[0], "bound": 0.4}]
     assert claims_sweep.carry_differences(record, 101, wider)[0].startswith("d-a: was")
+
+
+def test_carry_over_refuses_bad_input_before_running(tmp_path):
+    record = {**_record([0.6], ">", 0.5, seeds=[100]), "chapter": "intro", "commit": "c"}
+    (tmp_path / "intro.json").write_text(json.dumps(record))
+    with pytest.raises(ValueError, match=r"seed must be one of the seeds recorded for intro \[100\], got 5"):
+        claims_sweep.carry_over(["intro"], 5, out_dir=tmp_path, progress=False)
+    with pytest.raises(ValueError, match="'nope' is not an executable chapter"):
+        claims_sweep.carry_over(["nope"], 100, out_dir=tmp_path, progress=False)
+    with pytest.raises(ValueError, match="jobs must be a positive integer"):
+        claims_sweep.carry_over(["intro"], 100, jobs=0, out_dir=tmp_path, progress=False)
+    with pytest.raises(ValueError, match="'gabor' has no record to carry over"):
+        claims_sweep.carry_over(["gabor"], 100, out_dir=tmp_path, progress=False)
