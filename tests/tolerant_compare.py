@@ -68,12 +68,12 @@ def numbers_agree(reference: str, test: str, *, rtol: float = RTOL, atol: float 
     return True
 
 
-def _accuracy(output: dict) -> float:
+def output_accuracy(output: dict) -> float:
     value = output.get("metadata", {}).get(ACCURACY_METADATA_KEY)
     return ATOL if value is None else max(ATOL, float(value))
 
 
-def _fields(output: dict):
+def compared_fields(output: dict):
     """(key, value) of every compared text field of an output, in nbval's flattening: the stream
     text under the stream's name, each MIME type of the data under its own name."""
     if output.get("output_type") == "stream":
@@ -82,7 +82,7 @@ def _fields(output: dict):
         yield mime, ("data", mime)
 
 
-def _get(output: dict, where):
+def field_value(output: dict, where):
     return output[where] if isinstance(where, str) else output[where[0]][where[1]]
 
 
@@ -102,18 +102,18 @@ def align_outputs(test: list, ref: list, *, rtol: float = RTOL) -> list:
     """
     reference_values = defaultdict(list)
     for output in ref:
-        for key, where in _fields(output):
-            reference_values[key].append((_get(output, where), _accuracy(output)))
+        for key, where in compared_fields(output):
+            reference_values[key].append((field_value(output, where), output_accuracy(output)))
     aligned = copy.deepcopy(test)
     seen = defaultdict(int)
     for output in aligned:
-        for key, where in _fields(output):
+        for key, where in compared_fields(output):
             index = seen[key]
             seen[key] += 1
             if index >= len(reference_values[key]):
                 continue
             expected, atol = reference_values[key][index]
-            value = _get(output, where)
+            value = field_value(output, where)
             if isinstance(value, str) and numbers_agree(expected, value, rtol=rtol, atol=atol):
                 _set(output, where, expected)
     return aligned

@@ -25,19 +25,19 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from strip_reference import strip  # noqa: E402
-from tolerant_compare import _accuracy, _fields, _get, numbers_agree  # noqa: E402
+from tolerant_compare import compared_fields, field_value, numbers_agree, output_accuracy  # noqa: E402
 
 
 def compared_texts(path: Path) -> list[tuple[str, str, float]]:
     """(field, text, accuracy) of every compared output of the notebook, in order."""
     nb = nbformat.read(path, as_version=4)
     return [
-        (key, _get(out, where), _accuracy(out))
+        (key, field_value(out, where), output_accuracy(out))
         for cell in nb.cells
         if cell.cell_type == "code"
         for out in cell.get("outputs", [])
-        for key, where in _fields(out)
-        if isinstance(_get(out, where), str)
+        for key, where in compared_fields(out)
+        if isinstance(field_value(out, where), str)
     ]
 
 
