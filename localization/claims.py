@@ -195,7 +195,7 @@ def claim(claim_id: str, value: Any, op: str, bound: Any, *, says: str, loose: s
 
 _CLAIM_CALL = re.compile(r"""\bclaim\(\s*f?["']([a-z0-9{][^"']*)["']""")
 _CODE_CELL = re.compile(r"^(`{3,})\{code-cell\}.*?^\1[ \t]*$", re.MULTILINE | re.DOTALL)
-_LABEL = re.compile(r"^\(([A-Za-z0-9_\-]+)\)=\s*$")
+_LABEL = re.compile(r"^\(([A-Za-z0-9_\-]+)\)=[ \t]*$", re.MULTILINE)
 
 
 def code_cells(text: str) -> str:
@@ -257,15 +257,18 @@ def claim_ids(path: str | os.PathLike) -> dict[str, str | None]:
         Stated id → label of its check (None without a label above it).
     """
     found: dict[str, str | None] = {}
+    text = Path(path).read_text(encoding="utf-8")
+    # one pass in the order of the text: a call may span lines (formatted code puts its id on the next)
+    events = [(m.start(), "label", m.group(1)) for m in _LABEL.finditer(text)]
+    events += [(m.start(), "claim", m.group(1)) for m in _CLAIM_CALL.finditer(text)]
     label = None
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        target = _LABEL.match(line)
-        if target:
-            label = target.group(1)
-        for claim_id in _CLAIM_CALL.findall(line):
-            if claim_id in found:
-                raise ValueError(f"{path}: claim id {claim_id!r} is stated twice")
-            found[claim_id] = label
+    for _, kind, value in sorted(events):
+        if kind == "label":
+            label = value
+        elif value in found:
+            raise ValueError(f"{path}: claim id {value!r} is stated twice")
+        else:
+            found[value] = label
     return found
 
 
