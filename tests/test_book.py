@@ -193,3 +193,41 @@ def test_every_chapter_opens_with_book_start():
         assert "jax_enable_x64" not in text and "use_book_style" not in text, path.name
         assert re.findall(r"book\.key\((?!CH\b)", text) == [], path.name
         assert "def exact(" not in text, path.name
+
+
+def _chapter_cells():
+    """(chapter file name, cell) for every code cell of every executable chapter (jupytext)."""
+    import jupytext
+
+    root = Path(__file__).resolve().parents[1] / "book"
+    for path in sorted(root.glob("*.md")):
+        if re.search(r"^kernelspec:", path.read_text(), re.M):
+            for cell in jupytext.read(path, fmt="md:myst").cells:
+                if cell.cell_type == "code":
+                    yield path.name, cell
+
+
+def test_every_check_is_folded_with_its_result_shown():
+    """One convention for checks (issue 25): a check cell is tagged ``check`` and ``hide-input`` (the
+    site folds its code and shows what it printed), never ``hide-cell``/``hide-output``/``remove-*``,
+    and it prints its result (a line starting "check passed")."""
+    checks = 0
+    for name, cell in _chapter_cells():
+        tags = cell.metadata.get("tags", [])
+        if "check" not in tags:
+            assert not cell.source.lstrip().startswith("# Check"), f"{name}: an untagged check\n{cell.source[:200]}"
+            continue
+        checks += 1
+        assert "hide-input" in tags, f"{name}: check not folded {tags}\n{cell.source[:200]}"
+        hidden = {"hide-cell", "hide-output", "remove-cell", "remove-output", "remove-input"}
+        assert not hidden & set(tags), f"{name}: check hides its result {tags}\n{cell.source[:200]}"
+        assert "check passed" in cell.source, f"{name}: a check that prints no result\n{cell.source[:200]}"
+    assert checks > 150, checks
+
+
+def test_every_explorer_source_is_folded():
+    """Explorer cells (tag ``widget``) fold their source (the site shows the widget first, the code below)."""
+    explorers = [(name, cell.metadata.get("tags", [])) for name, cell in _chapter_cells() if "explore(" in cell.source]
+    assert len(explorers) >= 7
+    for name, tags in explorers:
+        assert {"widget", "hide-input", "nbval-ignore-output"} <= set(tags), (name, tags)
