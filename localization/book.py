@@ -82,7 +82,8 @@ def start(chapter: str) -> str:
     Turns on JAX's 64-bit mode (``localization.enable_float64``: the theory needs float64; simulations
     ask for float32 through their ``dtype`` arguments) and applies the book's figure style
     (``localization.plotting.use_book_style``), and loads Matplotlib's backend (so that a figure made
-    outside pyplot, as the figure builders make them, is shown as an image). Every random key of the chapter is then
+    outside pyplot, as the figure builders make them, is shown as an image), drawn at twice its pixels
+    under IPython (:func:`_retina_figures`). Every random key of the chapter is then
     ``book.key(CH, label, ...)``: the book seed with the chapter's name and the labels folded in.
 
     Parameters
@@ -121,7 +122,26 @@ def start(chapter: str) -> str:
     from matplotlib.backends import backend_registry
 
     backend_registry.load_backend_module(matplotlib.get_backend())
+    _retina_figures()
     return chapter
+
+
+def _retina_figures() -> None:
+    """Under IPython (a notebook, the book's build), show figures as PNGs of twice their pixels.
+
+    The inline backend's "retina" format draws at twice the figure's dpi and records the figure's
+    size at 1x as the image's width and height (metadata that MyST-NB writes as the ``<img>``'s
+    width and height), so a figure keeps its layout and is crisp on high-density screens. Outside
+    IPython (a script, the tests) nothing changes.
+    """
+    try:
+        from IPython import get_ipython
+        from matplotlib_inline.config import InlineBackend
+    except ImportError:  # no IPython: nothing displays figures inline
+        return
+    if get_ipython() is None:
+        return
+    InlineBackend.instance().figure_formats = {"retina"}
 
 
 def seed() -> int:
