@@ -212,7 +212,6 @@ def mechanism_flow(scale: str = "chapter") -> Built:
     fig = new_figure((6.8, 6.6), layout="constrained")
     axes = fig.subplots(3, len(steps), sharex=True, sharey="row")
     draw_flow_snapshots(axes, flows, {name: cov[1] for name, cov in setting.cov.items()}, steps, colors=COLORS)
-    fig.suptitle("The flow at work: weights and their local average, same start")
     return Built(fig, flows)
 
 
