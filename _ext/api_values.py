@@ -1,0 +1,52 @@
+"""No machine path in the API reference: a path constant shows its place in the repository.
+
+A module constant that is a path reads ``<repository>/book/data/claims``, never its value on the
+build machine.
+
+Autodoc prints a module constant's value (``RECORD_DIR = PosixPath('/home/.../book/data/claims')``);
+``autodoc_preserve_defaults`` covers only the defaults in signatures. The data and attribute
+documenters are replaced by ones that write a path under the repository relative to it, and any
+other path as ``<path>``.
+"""
+
+from pathlib import Path, PurePath
+
+from sphinx.ext.autodoc import AttributeDocumenter, DataDocumenter
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+
+def symbolic(path: PurePath) -> str:
+    """Return how the reference shows a path: relative to the repository, never absolute."""
+    try:
+        return f"<repository>/{Path(path).resolve().relative_to(REPOSITORY).as_posix()}"
+    except ValueError:
+        return "<path>"
+
+
+class _SymbolicPathValue:
+    """Mix-in for a value documenter: a path value is written by :func:`symbolic`."""
+
+    def should_suppress_value_header(self) -> bool:
+        return isinstance(self.object, PurePath) or super().should_suppress_value_header()
+
+    def add_directive_header(self, sig: str) -> None:
+        super().add_directive_header(sig)
+        if isinstance(self.object, PurePath) and not self.options.get("no_value"):
+            self.add_line(f"   :value: {symbolic(self.object)}", self.get_sourcename())
+
+
+class PathDataDocumenter(_SymbolicPathValue, DataDocumenter):
+    """Module constants, with paths written relative to the repository."""
+
+
+class PathAttributeDocumenter(_SymbolicPathValue, AttributeDocumenter):
+    """Class attributes, with paths written relative to the repository."""
+
+
+def setup(app):
+    """Register the extension with Sphinx: replace autodoc's data and attribute documenters."""
+    app.setup_extension("sphinx.ext.autodoc")
+    app.add_autodocumenter(PathDataDocumenter, override=True)
+    app.add_autodocumenter(PathAttributeDocumenter, override=True)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
