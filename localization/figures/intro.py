@@ -76,8 +76,16 @@ def intro_phenomenon(scale: str = "chapter") -> Built:
         for label, g in GAINS.items()
     }
     final_ipr = {label: float(metrics.ipr(run.weights[-1])) for label, run in runs.items()}
-    fig = new_figure((plotting.COLUMN_WIDTH, 3.6), layout="constrained")
-    for ax, (label, run) in zip(fig.subplots(1, 2), runs.items(), strict=True):
-        plotting.plot_field_evolution(ax, run)
+    import matplotlib as mpl
+
+    fig = new_figure((plotting.COLUMN_WIDTH, 4.0), layout="constrained")
+    axes = fig.subplots(1, 2)
+    for ax, (label, run) in zip(axes, runs.items(), strict=True):
+        plotting.plot_field_evolution(ax, run, colorbar=False)
         ax.set_title(f"NLGP, {label}")
+    # one time scale for both panels (the same checkpoints), below them: a colour bar beside each
+    # panel crowded the right panel's axis label
+    times = runs[next(iter(runs))].times
+    time_colors = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(0, float(times[-1])), cmap=plotting.TIME_CMAP)
+    fig.colorbar(time_colors, ax=axes, location="bottom", shrink=0.6, label="training time $t$ = steps × learning rate")
     return Built(fig, Phenomenon(key, w0, runs, final_ipr))

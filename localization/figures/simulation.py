@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from matplotlib.colors import LinearSegmentedColormap
+
 from localization import book, data, metrics, plotting
 from localization import experiments as ex
 from localization.experiments import Fig5Result, IPRSweep
@@ -28,6 +30,7 @@ __all__ = [
     "FIG5",
     "LINTHRESH",
     "SETTLE_TOL",
+    "KURTOSIS_CMAP",
     "PD",
     "PD_PAPER",
     "SixModels",
@@ -61,6 +64,14 @@ FIG5 = ex.PAPER_FIG5.replace(batch=1000, steps=4000, checkpoints=41)
 LINTHRESH = 2.0
 #: A mean IPR curve has settled at the first checkpoint after which it stays within SETTLE_TOL of its end.
 SETTLE_TOL = 0.05
+#: Colours of curves by excess kurtosis (Fig. 5's settling figure): a diverging map whose ends are
+#: dark (blue for -2, red for +2, CIELAB L* 20) and whose middle is a mid grey (L* 59), so that
+#: every curve is visible on white and distinct from its neighbours: the
+#: light-middle maps (coolwarm, RdBu) lose the curves near zero on the page, and the dark-middle
+#: "berlin" of :data:`localization.plotting.SIGNED_CMAP` draws them black, where they merge.
+KURTOSIS_CMAP = LinearSegmentedColormap.from_list(
+    "book_kurtosis", ["#08306b", "#3f76b8", "#8f8f8f", "#d0563f", "#67000d"]
+)
 #: The phase diagram: Kur exponents, length-scale ratios ξ₁/ξ₀, ξ₀ and training (learning rate 0.1).
 PD = dict(
     ks=(4.5, 5.0, 5.4, 6.1, 7.0, 10.0, 50.0),
@@ -189,8 +200,9 @@ def fig5_ipr_vs_kurtosis(scale: str = "chapter") -> Built:
 def fig5_settling(scale: str = "chapter", result: Fig5Result | None = None) -> Built:
     """Build the mean IPR during training for every value of the Fig. 5 sweep, coloured by excess kurtosis.
 
-    One panel per family (NLGP, Kur); colour: the excess kurtosis on a diverging map with a dark
-    middle (:data:`localization.plotting.SIGNED_CMAP`, centred at 0, clipped at ±2). Each curve's
+    One panel per family (NLGP, Kur); colour: the excess kurtosis on :data:`KURTOSIS_CMAP`, a
+    diverging map from dark blue (-2) through mid grey (0) to dark red (+2, larger values clipped),
+    every colour of it visible on the white page. Each curve's
     settling time is the first checkpoint after which it stays within :data:`SETTLE_TOL` of its
     final value (``metrics.settling_step``).
 
@@ -216,7 +228,7 @@ def fig5_settling(scale: str = "chapter", result: Fig5Result | None = None) -> B
         raise TypeError(f"result must be a Fig5Result, got {type(result).__name__}")
     fig = new_figure((plotting.COLUMN_WIDTH, 6.8), layout="constrained")
     axes = fig.subplots(2, 1, sharex=True, sharey=True)
-    kurt_colors = mpl.cm.ScalarMappable(norm=TwoSlopeNorm(0.0, -2.0, 2.0), cmap=plotting.SIGNED_CMAP)
+    kurt_colors = mpl.cm.ScalarMappable(norm=TwoSlopeNorm(0.0, -2.0, 2.0), cmap=KURTOSIS_CMAP)
     settle = {}
     for ax, sweep, family in [(axes[0], result.nlgp, "NLGP($g$)"), (axes[1], result.kur, "Kur($k$)")]:
         for p, e, path in zip(sweep.params, sweep.excess_kurtosis, sweep.ipr, strict=True):

@@ -102,7 +102,9 @@ def draw_ipr_vs_kurtosis(ax: Any, result: Fig5Result, *, linthresh: float, annot
     """Draw paper Fig. 5: mean ± std over initialisations of the final IPR against the excess kurtosis.
 
     NLGP (circles) and Kur (open squares); dotted: random-vector IPR 3/(N+2); dashed: sinusoid
-    3/(2N). The horizontal axis is linear on [-linthresh, linthresh] and logarithmic outside.
+    3/(2N); solid grey: excess kurtosis 0 (all three in the legend). The horizontal axis is linear
+    on [-linthresh, linthresh] and logarithmic outside; the vertical axis leaves room above 1 for
+    the labels of the points near it.
 
     Parameters
     ----------
@@ -135,31 +137,38 @@ def draw_ipr_vs_kurtosis(ax: Any, result: Fig5Result, *, linthresh: float, annot
             label=label,
             mfc="none" if marker == "s" else None,
         )
-    ax.axvline(0, color="0.3", lw=1)
-    ax.axhline(3 / (n + 2), color="0.4", ls=":", lw=1)
-    ax.axhline(3 / (2 * n), color="0.4", ls="--", lw=1)
+    ax.axvline(0, color="0.3", lw=1, label="excess kurtosis 0")
+    ax.axhline(3 / (n + 2), color="0.4", ls=":", lw=1.2, label="random vector $3/(N+2)$")
+    ax.axhline(3 / (2 * n), color="0.4", ls="--", lw=1.2, label="sinusoid $3/(2N)$")
     ax.set_xscale("symlog", linthresh=linthresh, linscale=2.5)
     ax.set_xlim(-2.2, 40)
     ticks = [-2, -1, 0, 1, 2, 5, 10, 20]
     ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
-    ax.set_ylim(0, 1.02)
+    ax.set_ylim(0, 1.1)
+    ax.set_yticks(np.linspace(0, 1, 6))
     ax.set_xlabel("excess kurtosis of the marginals (exact)")
     ax.set_ylabel("final IPR")
-    ax.legend(loc="upper right")
+    handles, names = ax.get_legend_handles_labels()
+    # the two data series first, then the three reference lines
+    order = [*range(3, len(handles)), 0, 1, 2]
+    ax.legend([handles[i] for i in order], [names[i] for i in order], loc="upper right")
     if annotate:
         nlgp_values = result.nlgp.params[[2, 3, -1]] if result.nlgp.params.size > 3 else result.nlgp.params
         labels = [(result.kur, [4.1, 5.0, 6.1, 7.7, 50.0], "k={:g}"), (result.nlgp, nlgp_values, "g={:.2g}")]
         for sweep, values, fmt in labels:
             for p in values:
                 i = int(np.argmin(np.abs(sweep.params - p)))
-                # NLGP labels left of their points (Kur's are right of theirs), unless at the left edge
+                # NLGP labels left of their points (Kur's are right of theirs), unless at the left
+                # edge; a point near the right edge is labelled above, centred, so that its label
+                # stays inside the axes
                 left = sweep is result.nlgp and sweep.excess_kurtosis[i] > -1.5
+                above = sweep.excess_kurtosis[i] > 10
                 ax.annotate(
                     fmt.format(sweep.params[i]),
                     (sweep.excess_kurtosis[i], sweep.mean[i]),
                     textcoords="offset points",
-                    xytext=(-7 if left else 7, 4),
-                    ha="right" if left else "left",
+                    xytext=(0, 9) if above else (-7 if left else 7, 4),
+                    ha="center" if above else "right" if left else "left",
                     va="bottom",
                 )
     return ax
