@@ -2,10 +2,17 @@
 
 A chapter writes, once::
 
-    explore(figure, family=Choice(["NLGP", "Kur"], value="NLGP"),
+    explore(figure, alt="The field the neuron learns, drawn at every checkpoint of training.",
+            family=Choice(["NLGP", "Kur"], value="NLGP", description="data family"),
             gain=Slider([0.1, 1, 3, 10], value=3, description="gain g"),
-            k=Slider([4.5, 5, 8], value=5, description="k"),
+            k=Slider([4.5, 5, 8], value=5, description="kurtosis parameter k"),
             when={"gain": {"family": "NLGP"}, "k": {"family": "Kur"}})
+
+Each control is named in words with its symbol (``description``) and a slider shows the range of
+its stops beside it ("0.1 – 10"); ``alt`` describes the picture, and the current control values are
+appended to it for each frame. Every frame is :data:`localization.plotting.COLUMN_WIDTH` wide, so
+that all explorers have one width, and the static frames are drawn at :data:`FRAME_SCALE` times the
+book's dpi and shown at the figure's size (crisp on high-density screens).
 
 and what the reader gets depends on where the chapter runs (environment variable
 :data:`STATIC_WIDGETS_ENV`):
@@ -45,6 +52,9 @@ __all__ = [
     "STATIC_WIDGETS_ENV",
     "FRAMES_LOG_ENV",
     "MAX_FRAMES",
+    "FRAME_SCALE",
+    "FRAME_COLORS",
+    "MAX_ALT",
     "Control",
     "Slider",
     "Choice",
@@ -62,8 +72,20 @@ STATIC_WIDGETS_ENV = "LOCALIZATION_STATIC_WIDGETS"
 #: frames, seconds, bytes) when it is built, so that the book build can report what explorers cost.
 FRAMES_LOG_ENV = "LOCALIZATION_EXPLORER_LOG"
 
-#: Most frames one explorer may embed: a page must stay light (each frame is a PNG of ~10–40 kB).
+#: Most frames one explorer may embed: a page must stay light (each frame is a PNG of ~20–60 kB).
 MAX_FRAMES = 64
+
+#: Static frames are drawn at this multiple of the book's dpi (:data:`localization.plotting.FIGURE_DPI`)
+#: and shown at the figure's size in CSS pixels, so that they are crisp on high-density screens.
+FRAME_SCALE = 2
+
+#: Colours of a static frame's palette: at twice the dpi, 64 colours keep a frame within about twice
+#: the bytes of a 256-colour frame at the book's dpi (measured: 2.7 times at 256 colours), and the
+#: book's figures (a few colour maps, antialiased lines) show no banding.
+FRAME_COLORS = 64
+
+#: Longest alt text (characters) :func:`explore` accepts: a description, not a caption.
+MAX_ALT = 300
 
 
 def _stops(name: str, stops: Sequence[Any]) -> tuple[tuple[str, ...], tuple[Any, ...]]:
@@ -84,6 +106,18 @@ class Control:
     """One control: its stops (labels shown, values passed), its default stop and its description.
 
     Use :class:`Slider` (an ordered list of stops) or :class:`Choice` (a row of buttons).
+
+    Parameters
+    ----------
+    stops : Sequence
+        The values the control passes, in order, or ``(label, value)`` pairs (a float's label is
+        its ``:g`` form, e.g. "0.01").
+    value : Any
+        The default stop (one of the values).
+    description : str
+        What the control is, in words with its symbol where it has one: "gain g", "kurtosis
+        parameter k", "length-scale ξ₀", "data family". Shown beside the control and in the alt
+        text of each frame.
     """
 
     value: Any
@@ -92,12 +126,15 @@ class Control:
     values: tuple[Any, ...]
     kind: str = "slider"
 
-    def __init__(self, stops: Sequence[Any], value: Any, description: str = ""):
+    def __init__(self, stops: Sequence[Any], value: Any, description: str):
         labels, values = _stops(type(self).__name__ + " stops", stops)
         if value not in values:
             raise ValueError(f"value {value!r} is not one of the stops {list(values)}")
         if not isinstance(description, str):
             raise TypeError(f"description must be a string, got {type(description).__name__}")
+        description = " ".join(description.split())
+        if not description:
+            raise ValueError('description must name the control in words with its symbol, e.g. "gain g"; got ""')
         object.__setattr__(self, "value", value)
         object.__setattr__(self, "description", description)
         object.__setattr__(self, "labels", labels)
@@ -108,27 +145,37 @@ class Control:
         """Index of the default stop."""
         return self.values.index(self.value)
 
-    def widget(self, name: str) -> Any:
+    @property
+    def range_text(self) -> str:
+        """The range of a slider's stops as shown beside it ("0.01 – 100"); "" for a choice."""
+        return f"{self.labels[0]} – {self.labels[-1]}" if self.kind == "slider" else ""
+
+    def widget(self) -> Any:
         """Return the live ipywidgets control (only built in a live notebook)."""
         import ipywidgets as widgets
 
         options = list(zip(self.labels, self.values, strict=True))
+        style = {"description_width": "initial"}  # the whole description, not cut to a few letters
         if self.kind == "slider":
-            return widgets.SelectionSlider(options=options, value=self.value, description=self.description or name)
-        return widgets.ToggleButtons(options=options, value=self.value, description=self.description or name)
+            return widgets.SelectionSlider(options=options, value=self.value, description=self.description, style=style)
+        return widgets.ToggleButtons(options=options, value=self.value, description=self.description, style=style)
 
 
 class Slider(Control):
     """A slider over an ordered list of stops, e.g. ``Slider([0.1, 1, 3, 10], value=3, description="gain g")``.
 
-    A stop may be a ``(label, value)`` pair. The slider shows the label of the stop it passes.
+    A stop may be a ``(label, value)`` pair. The slider shows the label of the stop it passes and,
+    beside it, the range of its stops (:attr:`Control.range_text`).
     """
 
     kind = "slider"
 
 
 class Choice(Control):
-    """A choice among a few options (a row of buttons), e.g. ``Choice(["NLGP", "Kur"], value="NLGP")``."""
+    """A choice among a few options (a row of buttons).
+
+    For example ``Choice(["NLGP", "Kur"], value="NLGP", description="data family")``.
+    """
 
     kind = "buttons"
 
@@ -211,9 +258,21 @@ def render_frames(
     Returns
     -------
     dict[str, str]
-        Frame key (the stop indices joined by "-") → PNG data URI.
+        Frame key (the stop indices joined by "-") → PNG data URI, drawn at :data:`FRAME_SCALE`
+        times the book's dpi in a palette of :data:`FRAME_COLORS` colours.
     """
     return _render(figure, controls, when, fixed)[0]
+
+
+def _check_width(fig: Any, values: Mapping[str, Any]) -> None:
+    """Raise ValueError unless ``fig`` is the column's width (one width for every explorer)."""
+    from localization import plotting
+
+    if abs(fig.get_figwidth() - plotting.COLUMN_WIDTH) > 1e-3:
+        raise ValueError(
+            f"figure is {fig.get_figwidth():g} in wide for {dict(values)}: every explorer's figure is "
+            f"plotting.COLUMN_WIDTH = {plotting.COLUMN_WIDTH:g} in wide, so that all explorers have one width"
+        )
 
 
 def _render(figure, controls, when, fixed=None) -> tuple[dict[str, str], float]:
@@ -223,6 +282,8 @@ def _render(figure, controls, when, fixed=None) -> tuple[dict[str, str], float]:
     """
     import matplotlib.pyplot as plt
 
+    from localization import plotting
+
     grid = list(frame_grid(controls, when))
     if len(grid) > MAX_FRAMES:
         raise ValueError(
@@ -230,12 +291,17 @@ def _render(figure, controls, when, fixed=None) -> tuple[dict[str, str], float]:
             f"or restrict controls with `when`"
         )
     names = list(controls)
-    drawer = rasterise.FrameDrawer()
+    drawer = rasterise.FrameDrawer(dpi=plotting.FIGURE_DPI * FRAME_SCALE, colors=FRAME_COLORS)
     for stops in grid:
         values = {n: controls[n].values[i] for n, i in zip(names, stops, strict=True)}
         fig = figure(**(fixed or {}), **values)
         if not hasattr(fig, "savefig"):
             raise TypeError(f"figure must return a Matplotlib figure, got {type(fig).__name__} for {values}")
+        try:
+            _check_width(fig, values)
+        except ValueError:
+            plt.close(fig)
+            raise
         drawer.add(fig)
         plt.close(fig)
     keys = ["-".join(map(str, stops)) for stops in grid]
@@ -260,7 +326,9 @@ _SCRIPT = """
       box.hidden = !on;
       if (!on) state[i] = c.default;
       if (c.kind === 'slider') {
-        box.querySelector('input').value = state[i];
+        const input = box.querySelector('input');
+        input.value = state[i];
+        input.setAttribute('aria-valuetext', c.labels[state[i]]);
         box.querySelector('output').textContent = c.labels[state[i]];
       } else {
         box.querySelectorAll('button').forEach((b, j) => b.setAttribute('aria-pressed', j === state[i]));
@@ -268,7 +336,7 @@ _SCRIPT = """
       if (on) shown.push(c.description + ' = ' + c.labels[state[i]]);
     });
     img.src = spec.frames[state.join('-')];
-    img.alt = spec.alt + ': ' + shown.join(', ');
+    img.alt = spec.alt + ' Settings: ' + shown.join(', ') + '.';
     caption.textContent = shown.join(', ');
   }
   spec.controls.forEach((c, i) => {
@@ -283,32 +351,70 @@ _SCRIPT = """
 })();
 """
 
+# One layout for every explorer: the box is the column's width (the site's book.css sets the same)
+# and every frame is COLUMN_WIDTH wide; each control is a row of four columns (name, slider, value,
+# range) of fixed widths, so the sliders of all explorers line up; below 600 px the name takes its
+# own line.
 _STYLE = """<style>
-.loc-explorer { border: 1px solid #d0d7de; border-radius: 6px; padding: 0.6em; margin: 0.5em 0; }
-.loc-explorer-controls { display: flex; flex-wrap: wrap; gap: 0.4em 1.5em; align-items: center; }
-.loc-explorer-controls label, .loc-explorer-controls fieldset { display: flex; gap: 0.5em;
-  align-items: center; border: 0; margin: 0; padding: 0; }
-.loc-explorer-controls [hidden] { display: none; }
-.loc-explorer-controls input[type=range] { width: 11em; }
-.loc-explorer-controls output { min-width: 3em; font-variant-numeric: tabular-nums; font-weight: 600; }
-.loc-explorer-controls button { border: 1px solid #8c959f; background: #fff; border-radius: 4px;
-  padding: 0.15em 0.6em; cursor: pointer; }
-.loc-explorer-controls button[aria-pressed=true] { background: #24292f; color: #fff; }
-.loc-explorer img { max-width: 100%; height: auto; display: block; margin-top: 0.4em; }
+.loc-explorer { box-sizing: border-box; width: 100%; border: 1px solid #d0d7de;
+  border-radius: 6px; padding: 10px; margin: 0.5em 0; }
+.loc-explorer-controls { display: grid; gap: 0.4em; }
+.loc-explorer-control { display: grid; grid-template-columns: 12em minmax(6em, 1fr) 4.5em 7.5em;
+  gap: 0.3em 0.8em; align-items: center; margin: 0; }
+.loc-explorer-control[hidden] { display: none; }
+.loc-explorer-control input[type=range] { width: 100%; margin: 0; }
+.loc-explorer-control output { font-variant-numeric: tabular-nums; font-weight: 600; }
+.loc-explorer-range { font-size: 0.85em; color: #57606a; font-variant-numeric: tabular-nums;
+  white-space: nowrap; }
+.loc-explorer-buttons { grid-column: 2 / -1; display: flex; flex-wrap: wrap; gap: 0.3em; }
+.loc-explorer-buttons button { border: 1px solid #8c959f; background: #fff; color: #24292f;
+  border-radius: 4px; padding: 0.15em 0.6em; cursor: pointer; }
+.loc-explorer-buttons button[aria-pressed=true] { background: #24292f; color: #fff; }
+.loc-explorer img { display: block; max-width: 100%; height: auto; margin-top: 0.5em; }
 .loc-explorer-values { font-size: 0.9em; color: #57606a; margin: 0.2em 0 0 0; }
+@media (max-width: 600px) {
+  .loc-explorer-control { grid-template-columns: minmax(6em, 1fr) auto auto; }
+  .loc-explorer-control > :first-child, .loc-explorer-buttons { grid-column: 1 / -1; }
+}
 </style>"""
 
 
-def _static_html(ident: str, name: str, controls: Mapping[str, Control], when: Mapping, frames: dict) -> str:
+def _settings(controls: Mapping[str, Control], when: Mapping, stops: Sequence[int]) -> list[str]:
+    """Return ``description = label`` of every control that applies at these stop indices."""
+    values = {n: c.values[i] for (n, c), i in zip(controls.items(), stops, strict=True)}
+    return [
+        f"{c.description} = {c.labels[i]}"
+        for (n, c), i in zip(controls.items(), stops, strict=True)
+        if _applies(n, values, when)
+    ]
+
+
+def _alt_text(alt: str, settings: Sequence[str]) -> str:
+    """Return the alt text of one frame: the description of the picture, then the control values shown."""
+    return f"{alt} Settings: {', '.join(settings)}."
+
+
+def _css_size(data_uri: str) -> tuple[int, int]:
+    """Return the CSS size (width, height in px) at which a frame is shown: its pixels over FRAME_SCALE."""
+    header = base64.b64decode(data_uri.split(",", 1)[1][:32])  # 24 bytes: signature and IHDR size
+    width, height = int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
+    return int(width / FRAME_SCALE + 0.5), int(height / FRAME_SCALE + 0.5)
+
+
+def _static_html(ident: str, alt: str, controls: Mapping[str, Control], when: Mapping, frames: dict) -> str:
     """Return the explorer as self-contained HTML: controls, the default frame, the frames as JSON, the script."""
     parts, specs = [], []
     for key, c in controls.items():
-        label = html.escape(c.description or key)
+        label, cid = html.escape(c.description), f"{ident}-{html.escape(key)}"
         if c.kind == "slider":
+            stops = html.escape(", ".join(c.labels))
             parts.append(
-                f'<label data-control="{html.escape(key)}">{label} <input type="range" min="0" '
-                f'max="{len(c.values) - 1}" step="1" value="{c.default}" aria-label="{label}">'
-                f"<output>{html.escape(c.labels[c.default])}</output></label>"
+                f'<div class="loc-explorer-control" data-control="{html.escape(key)}">'
+                f'<label for="{cid}">{label}</label><input id="{cid}" type="range" min="0" '
+                f'max="{len(c.values) - 1}" step="1" value="{c.default}" '
+                f'aria-valuetext="{html.escape(c.labels[c.default])}">'
+                f'<output for="{cid}">{html.escape(c.labels[c.default])}</output>'
+                f'<span class="loc-explorer-range" title="stops: {stops}">{html.escape(c.range_text)}</span></div>'
             )
         else:
             buttons = "".join(
@@ -316,28 +422,34 @@ def _static_html(ident: str, name: str, controls: Mapping[str, Control], when: M
                 for j, text in enumerate(c.labels)
             )
             parts.append(
-                f'<fieldset data-control="{html.escape(key)}" role="group" aria-label="{label}">'
-                f"<span>{label}</span>{buttons}</fieldset>"
+                f'<div class="loc-explorer-control" data-control="{html.escape(key)}" role="group" '
+                f'aria-labelledby="{cid}"><span id="{cid}">{label}</span>'
+                f'<span class="loc-explorer-buttons">{buttons}</span></div>'
             )
         specs.append(
             {
                 "name": key,
-                "description": c.description or key,
+                "description": c.description,
                 "kind": c.kind,
                 "labels": list(c.labels),
+                "range": c.range_text,
                 "values": [v if isinstance(v, (str, int, float)) else str(v) for v in c.values],
                 "default": c.default,
                 "when": {s: list(allowed) for s, allowed in when.get(key, {}).items()},
             }
         )
-    spec = {"names": list(controls), "alt": f"explorer {name}", "controls": specs, "frames": frames}
-    default = "-".join(str(c.default) for c in controls.values())
+    spec = {"names": list(controls), "alt": alt, "controls": specs, "frames": frames}
+    default_stops = tuple(c.default for c in controls.values())
+    default = frames["-".join(map(str, default_stops))]
+    width, height = _css_size(default)
     # "</" cannot appear inside a <script> element; JSON allows the escaped form.
     payload = json.dumps(spec, separators=(",", ":")).replace("</", "<\\/")
     return (
-        f'{_STYLE}<div class="loc-explorer" id="{ident}"><div class="loc-explorer-controls">{"".join(parts)}</div>'
-        f'<img src="{frames[default]}" alt="explorer {html.escape(name)}">'
-        f'<p class="loc-explorer-values"></p>'
+        f'{_STYLE}<div class="loc-explorer" id="{ident}">'
+        f'<div class="loc-explorer-controls">{"".join(parts)}</div>'
+        f'<img src="{default}" width="{width}" height="{height}" '
+        f'alt="{html.escape(_alt_text(alt, _settings(controls, when, default_stops)))}">'
+        f'<p class="loc-explorer-values">{html.escape(", ".join(_settings(controls, when, default_stops)))}</p>'
         f'<script type="application/json">{payload}</script>'
         f"<script>{_SCRIPT % {'id': json.dumps(ident)}}</script></div>"
     )
@@ -346,13 +458,44 @@ def _static_html(ident: str, name: str, controls: Mapping[str, Control], when: M
 _counter = itertools.count()
 
 
-def explore(figure: Callable[..., Any], /, *, when: Mapping[str, Mapping[str, Any]] | None = None, **arguments: Any):
+def _check_alt(alt: Any) -> str:
+    """``alt`` with its spaces collapsed and a final full stop; TypeError/ValueError when it is no description."""
+    if not isinstance(alt, str):
+        raise TypeError(f"alt must be a string describing what the figure shows, got {type(alt).__name__}")
+    alt = " ".join(alt.split())
+    if len(alt.split()) < 4:
+        raise ValueError(
+            f"alt must be a sentence describing what the figure shows (the control values are appended), got {alt!r}"
+        )
+    if len(alt) > MAX_ALT:
+        raise ValueError(
+            f"alt must be at most MAX_ALT = {MAX_ALT} characters (a description, not a caption), got {len(alt)}"
+        )
+    return alt if alt[-1] in ".!?" else alt + "."
+
+
+def explore(
+    figure: Callable[..., Any],
+    /,
+    *,
+    alt: str,
+    when: Mapping[str, Mapping[str, Any]] | None = None,
+    **arguments: Any,
+) -> None:
     """Show ``figure(**values)`` under controls; see the module docstring for the three modes.
 
     Parameters
     ----------
     figure : Callable
-        Returns a Matplotlib figure (not shown, not closed) for keyword values of its arguments.
+        Returns a Matplotlib figure (not shown, not closed) for keyword values of its arguments,
+        :data:`localization.plotting.COLUMN_WIDTH` wide (a figure of another width is refused:
+        every explorer has one width).
+    alt : str
+        The alt text of the picture: a sentence (at least four words, at most :data:`MAX_ALT`
+        characters) saying what the figure shows, e.g. "Weights of the learned field against
+        position, one curve per checkpoint of training, lighter early and darker late." Each
+        frame's alt text is this sentence followed by the values of the controls shown
+        ("Settings: gain g = 3.").
     when : Mapping or None
         ``{control: {selector: allowed values}}``: show ``control`` only while each ``selector``
         holds one of its allowed values; otherwise it keeps its default.
@@ -370,6 +513,7 @@ def explore(figure: Callable[..., Any], /, *, when: Mapping[str, Mapping[str, An
 
     if not callable(figure):
         raise TypeError(f"figure must be callable, got {figure!r}")
+    alt = _check_alt(alt)
     controls = {n: c for n, c in arguments.items() if isinstance(c, Control)}
     fixed = {n: c for n, c in arguments.items() if not isinstance(c, Control)}
     if not controls:
@@ -385,7 +529,7 @@ def explore(figure: Callable[..., Any], /, *, when: Mapping[str, Mapping[str, An
         start, cpu = time.perf_counter(), time.process_time()
         frames, worker_cpu = _render(figure, controls, checked, fixed)
         ident = f"loc-explorer-{re.sub(r'[^A-Za-z0-9_-]', '', name)}-{next(_counter)}"
-        page = _static_html(ident, name, controls, checked, frames)
+        page = _static_html(ident, alt, controls, checked, frames)
         log = os.environ.get(FRAMES_LOG_ENV)
         if log:
             # CPU time too: on a shared machine the wall time measures the load as much as the work.
@@ -407,22 +551,30 @@ def explore(figure: Callable[..., Any], /, *, when: Mapping[str, Mapping[str, An
     import ipywidgets as widgets
     import matplotlib.pyplot as plt
 
-    live = {n: c.widget(n) for n, c in controls.items()}
+    live = {n: c.widget() for n, c in controls.items()}
+    # A slider's row holds the slider and the range of its stops; a row is hidden as a whole.
+    rows = {
+        n: widgets.HBox([w, widgets.Label(controls[n].range_text)]) if controls[n].kind == "slider" else w
+        for n, w in live.items()
+    }
     out = widgets.Output()
 
     def redraw(_change=None):
         values = {n: w.value for n, w in live.items()}
-        for n, w in live.items():
-            w.layout.display = None if _applies(n, values, checked) else "none"
+        for n, row in rows.items():
+            row.layout.display = None if _applies(n, values, checked) else "none"
         with out:
             out.clear_output(wait=True)
             fig = figure(**fixed, **values)
-            display(fig)
-            plt.close(fig)
+            try:
+                _check_width(fig, values)
+                display(fig)
+            finally:
+                plt.close(fig)
 
     for w in live.values():
         w.observe(redraw, names="value")
-    box = widgets.VBox([*live.values(), out])
+    box = widgets.VBox([*rows.values(), out])
     display(box)
     redraw()
     return None

@@ -24,8 +24,8 @@ __all__ = ["WORKERS_ENV", "png", "worker_count", "FrameDrawer"]
 WORKERS_ENV = "LOCALIZATION_EXPLORER_WORKERS"
 
 
-def png(fig: Any) -> bytes:
-    """Return the figure as a PNG at its own size and dpi, in a 256-colour palette (3–4x smaller than RGB).
+def png(fig: Any, dpi: float | None = None, colors: int = 256) -> bytes:
+    """Return the figure as a PNG at its own size and dpi (or ``dpi``), in a palette (3–4x smaller than RGB).
 
     One draw of the canvas (``savefig`` with the book's tight bounding box would lay the figure out
     twice); the figures use constrained layout, so nothing is cut.
@@ -34,6 +34,12 @@ def png(fig: Any) -> bytes:
     ----------
     fig : matplotlib.figure.Figure
         The figure (not closed).
+    dpi : float or None
+        Draw at this resolution (the figure keeps its size in inches, so text and lines keep their
+        size relative to it); None: the figure's own dpi. A pickled figure forgets a dpi set on it,
+        so a worker is told the dpi here.
+    colors : int
+        Colours of the palette (2–256).
 
     Returns
     -------
@@ -43,11 +49,17 @@ def png(fig: Any) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from PIL import Image
 
+    if not isinstance(colors, int) or not 2 <= colors <= 256:
+        raise ValueError(f"colors must be an integer from 2 to 256, got {colors!r}")
+    if dpi is not None:
+        if not dpi > 0:
+            raise ValueError(f"dpi must be positive, got {dpi!r}")
+        fig.set_dpi(dpi)
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
     image = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba()).convert("RGB")
     out = io.BytesIO()
-    image.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(out, format="png")
+    image.quantize(colors=colors, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(out, format="png")
     return out.getvalue()
 
 
@@ -88,14 +100,14 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _draw_pickled(figure_pickle: bytes, rc: dict) -> tuple[bytes, float]:
-    """In a worker: the pickled figure as :func:`png` bytes under ``rc``; (PNG, CPU seconds)."""
+def _draw_pickled(figure_pickle: bytes, rc: dict, dpi: float | None = None, colors: int = 256) -> tuple[bytes, float]:
+    """In a worker: the pickled figure as :func:`png` bytes (``dpi``, ``colors``) under ``rc``; (PNG, CPU seconds)."""
     import matplotlib
 
     matplotlib.use("Agg")
     cpu = time.process_time()
     with matplotlib.rc_context(rc):
-        picture = png(pickle.loads(figure_pickle))
+        picture = png(pickle.loads(figure_pickle), dpi, colors)
     return picture, time.process_time() - cpu
 
 
@@ -106,11 +118,23 @@ class FrameDrawer:
     workers cannot start or fail (e.g. a script without a ``__main__`` guard), every figure not yet
     drawn is drawn in this process instead, with one warning. The caller may close a figure once it
     has been added.
+
+    Parameters
+    ----------
+    dpi : float or None
+        As in :func:`png`: every figure is drawn at this resolution (None: its own).
+    colors : int
+        As in :func:`png`.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, dpi: float | None = None, colors: int = 256) -> None:
         import matplotlib
 
+        if not isinstance(colors, int) or not 2 <= colors <= 256:
+            raise ValueError(f"colors must be an integer from 2 to 256, got {colors!r}")
+        if dpi is not None and not dpi > 0:
+            raise ValueError(f"dpi must be positive, got {dpi!r}")
+        self.dpi, self.colors = dpi, colors
         self.workers = worker_count()
         self._rc = {k: v for k, v in matplotlib.rcParams.items() if k != "backend"}
         self._pending: list[tuple[bytes, Any]] = []
@@ -127,7 +151,7 @@ class FrameDrawer:
         data, job = pickle.dumps(fig), None
         if self.workers and not self._failed:
             try:
-                job = _pool(self.workers).submit(_draw_pickled, data, self._rc)
+                job = _pool(self.workers).submit(_draw_pickled, data, self._rc, self.dpi, self.colors)
             except Exception as error:
                 self._fall_back(error)
         self._pending.append((data, job))
@@ -143,6 +167,6 @@ class FrameDrawer:
                     self.worker_cpu_seconds += cpu
                 except Exception as error:
                     self._fall_back(error)
-            pictures.append(png(pickle.loads(data)) if picture is None else picture)
+            pictures.append(png(pickle.loads(data), self.dpi, self.colors) if picture is None else picture)
         self._pending = []
         return pictures
