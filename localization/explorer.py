@@ -14,7 +14,7 @@ appended to it for each frame. Every frame is :data:`localization.plotting.COLUM
 that all explorers have one width, and the static frames are drawn at :data:`FRAME_SCALE` times the
 book's dpi and shown at the figure's size (crisp on high-density screens).
 
-and what the reader gets depends on where the chapter runs (environment variable
+What the reader gets depends on where the chapter runs (environment variable
 :data:`STATIC_WIDGETS_ENV`):
 
 * ``""`` / ``"0"`` (a live notebook, ``make lab``): ipywidgets controls that redraw ``figure`` at
