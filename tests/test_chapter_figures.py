@@ -18,6 +18,7 @@ from localization.theory import mechanism as mech
 def test_every_chapter_module_registers_its_figures_for_its_chapter():
     chapters = {
         mechanism: "mechanism",
+        figures.flows: "gaussian",
         effective_dynamics: "effective_dynamics",
         effective_dynamics_claims: "effective_dynamics",
         figures.many_neurons: "many_neurons",
@@ -147,3 +148,21 @@ def test_comparison_widget_draws_both_fields_and_their_iprs():
     assert np.allclose(lines["flow"], np.asarray(metrics.ipr(c.flow.weights[0])), rtol=0, atol=1e-12)
     with pytest.raises(TypeError, match="comparison must be a Comparison"):
         sgd_vs_flow.draw_comparison(fig, {"sgd": None}, "title")
+
+
+def test_mode_shares_draws_every_run_and_the_fixed_point_and_checks_shapes():
+    fig = figures.new_figure((plotting.COLUMN_WIDTH, 3.0))
+    times = np.linspace(0, 10, 5)
+    shares = np.tile(np.array([0.9, 0.1, 0.0]), (3, 5, 1))
+    final = np.full((3, 8), 0.5)
+    ax1, ax2 = figures.flows.draw_mode_shares(fig.subplots(1, 2), times, shares, final, 2.0)
+    assert len(ax1.get_lines()) == 2 * 3  # constant and |k| = 1 of each run
+    dashed = [line for line in ax2.get_lines() if line.get_linestyle() == "--"]
+    assert sorted(line.get_ydata()[0] for line in dashed) == pytest.approx([-2 / math.sqrt(8), 2 / math.sqrt(8)])
+    assert "t = 10" in ax2.get_title()
+    with pytest.raises(ValueError, match="shares must have the shape"):
+        figures.flows.draw_mode_shares(fig.subplots(1, 2), times[:4], shares, final, 2.0)
+    with pytest.raises(ValueError, match="final must have the shape"):
+        figures.flows.draw_mode_shares(fig.subplots(1, 2), times, shares, final[:2], 2.0)
+    with pytest.raises(ValueError, match="amplitude"):
+        figures.flows.draw_mode_shares(fig.subplots(1, 2), times, shares, final, -1.0)

@@ -9,23 +9,41 @@ size of its own), and returns what it drew:
 * :func:`draw_flow_snapshots` — weights and their local average :math:`a=\Sigma_1w/s` along the
   flow, one row per task, one column per time;
 * :func:`draw_ipr_split` — the IPR along the flow, and the two parts of its rate
-  (:func:`localization.theory.mechanism.ipr_rate_split`).
+  (:func:`localization.theory.mechanism.ipr_rate_split`);
+* :func:`draw_mode_shares` — SGD against the exact Gaussian flow's fixed point: the share of
+  :math:`\|w\|^2` in the constant and the frequency-1 modes along training, and the final weights.
+
+One figure of the Gaussian chapter (``book/gaussian.md``) is registered here, its builder
+:func:`gaussian_clone_sgd` (SGD on the Gaussian clone of NLGP against the flow's fixed point).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from jax.typing import ArrayLike
 
 from localization import metrics, plotting, theory
 from localization import validation as v
+from localization.figures.registry import Built, check_scale, new_figure, register
 from localization.theory.mechanism import GAUSSIAN_SLOPE
 from localization.trajectory import Trajectory
 
-__all__ = ["draw_gain", "draw_flow_snapshots", "draw_ipr_split"]
+__all__ = [
+    "draw_gain",
+    "draw_flow_snapshots",
+    "draw_ipr_split",
+    "draw_mode_shares",
+    "CLONE_N",
+    "CLONE_XI",
+    "CLONE_GAIN",
+    "CLONE_STARTS",
+    "CLONE_SGD",
+    "CloneRun",
+    "gaussian_clone_sgd",
+]
 
 
 def _colors(names: Sequence[str], colors: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -214,3 +232,128 @@ def draw_ipr_split(
     ax2.set_title(r"The two parts of $\dot P$")
     ax2.legend()
     return np.array([ax1, ax2], dtype=object)
+
+
+def draw_mode_shares(axes: Any, times: ArrayLike, shares: ArrayLike, final: ArrayLike, amplitude: float) -> np.ndarray:
+    r"""Draw SGD runs against a fixed point of the flow: mode shares along training, final weights.
+
+    Parameters
+    ----------
+    axes : array of matplotlib.axes.Axes, shape (2,)
+        The panels: the share of :math:`\|w\|^2` in the constant mode (blue) and in the frequency-1
+        pair (red) of every run against time; every run's final weights (grey) with
+        :math:`\pm` ``amplitude`` :math:`/\sqrt N` dashed (the constant fixed point's entries).
+    times : array_like, shape (C,)
+        The checkpoint times.
+    shares : array_like, shape (R, C, F)
+        Share of :math:`\|w\|^2` per frequency of each run at each checkpoint
+        (:func:`localization.field_analysis.frequency_power`), F ≥ 2.
+    final : array_like, shape (R, N)
+        Each run's final weights.
+    amplitude : float
+        The amplitude :math:`|u|` of the constant fixed point.
+
+    Returns
+    -------
+    numpy.ndarray of Axes
+        The two panels.
+    """
+    times = np.asarray(v.float_array("times", times, ndim_min=1), dtype=np.float64)
+    shares = np.asarray(v.float_array("shares", shares, ndim_min=3), dtype=np.float64)
+    final = np.asarray(v.float_array("final", final, ndim_min=2), dtype=np.float64)
+    amplitude = v.positive("amplitude", amplitude)
+    if shares.ndim != 3 or shares.shape[1] != times.shape[0] or shares.shape[2] < 2:
+        raise ValueError(f"shares must have the shape (runs, {times.shape[0]}, F >= 2), got {shares.shape}")
+    if final.ndim != 2 or final.shape[0] != shares.shape[0]:
+        raise ValueError(f"final must have the shape ({shares.shape[0]}, N), got {final.shape}")
+    ax1, ax2 = plotting.axes_grid("axes", axes, (2,))
+    for run in shares:
+        ax1.plot(times, run[:, 0], color="C0", alpha=0.3, lw=0.8)
+        ax1.plot(times, run[:, 1], color="C3", alpha=0.3, lw=0.8)
+    ax1.set(xlabel="time $t$", ylabel=r"share of $\|w\|^2$", title="SGD: constant (blue),\n|k| = 1 (red)")
+    n = final.shape[1]
+    ax2.plot(np.arange(n), final.T, color="0.5", alpha=0.4, lw=0.8)
+    for sign in (1, -1):
+        ax2.axhline(sign * amplitude / np.sqrt(n), color="C3", ls="--", lw=1)
+    ax2.set(xlabel="position $i$", ylabel="$w_i$", title=f"SGD at t = {times[-1]:g};\nEq. (gauss-fixed) dashed")
+    return np.array([ax1, ax2], dtype=object)
+
+
+# -------------------------------------------------------------------------------------------------
+# the Gaussian chapter's SGD figure (also written by `python -m localization figures`)
+# -------------------------------------------------------------------------------------------------
+#: Ring size and length-scales ξ = (ξ₀, ξ₁) of the Gaussian chapter.
+CLONE_N, CLONE_XI = 40, (1.0, 3.0)
+#: The NLGP gain whose Gaussian clone is trained (excess kurtosis below 1e-3: the Gaussian task).
+CLONE_GAIN = 0.01
+#: Number of initialisations (Xavier normal, variance × 1e-3).
+CLONE_STARTS = 32
+#: Online SGD: learning rate, batch (balanced), steps and checkpoints (every 12.5 time units).
+CLONE_SGD = dict(lr=0.05, batch=1000, steps=8000, checkpoints=list(range(0, 8001, 250)))
+
+
+class CloneRun(NamedTuple):
+    r"""What ``gaussian_clone_sgd`` computes.
+
+    Attributes
+    ----------
+    task : localization.data.LengthscaleTask
+        The Gaussian clone of NLGP(:data:`CLONE_GAIN`) at ξ = :data:`CLONE_XI`.
+    cov : tuple of numpy.ndarray
+        Its class covariances ``(cov0, cov1)``, each (N, N), float64.
+    w0 : jax.Array
+        The initial weights, (:data:`CLONE_STARTS`, N).
+    sgd : localization.train.TrainResult
+        Online SGD from ``w0`` (:data:`CLONE_SGD`).
+    flow : localization.trajectory.Trajectory
+        The exact Gaussian flow from ``w0`` at the same checkpoints.
+    shares_sgd, shares_flow : numpy.ndarray
+        Share of :math:`\|w\|^2` per frequency along SGD and along the flow, (starts, C, N//2 + 1).
+    fixed_point : localization.theory.gaussian.FixedPoint
+        The flow's constant fixed point (its stable one for ξ₀ < ξ₁).
+    """
+
+    task: Any
+    cov: tuple[np.ndarray, np.ndarray]
+    w0: Any
+    sgd: Any
+    flow: Any
+    shares_sgd: np.ndarray
+    shares_flow: np.ndarray
+    fixed_point: Any
+
+
+@register("gaussian_clone_sgd", "gaussian")
+def gaussian_clone_sgd(scale: str = "chapter") -> Built:
+    """Draw SGD on the Gaussian clone of NLGP against the exact flow's constant fixed point.
+
+    32 initialisations trained by online SGD (learning rate 0.05, batch 1000 balanced, to t = 400)
+    at N = 40, ξ = (1, 3), book keys ("gaussian", "sgd-w0") and ("gaussian", "sgd"); the flow of
+    Eq. (gauss-flow) integrated from the same weights (the same at both scales).
+
+    Parameters
+    ----------
+    scale : {"chapter", "paper"}
+        The same figure at both scales.
+
+    Returns
+    -------
+    Built
+        The figure and the :class:`CloneRun` (the chapter's checks read the runs and the flow).
+    """
+    from localization import book, data, field_analysis, initialisation, train
+    from localization.theory import gaussian as gf
+
+    check_scale(scale)
+    task = data.family_task("Gaussian clone of NLGP", CLONE_GAIN, xi=CLONE_XI)
+    c0, c1 = (np.asarray(s, dtype=np.float64) for s in task.covariances(CLONE_N))
+    w0 = initialisation.init_weights(book.key("gaussian", "sgd-w0"), CLONE_N, init_scale=1e-3, num=CLONE_STARTS)
+    sgd = train.train_online(book.key("gaussian", "sgd"), task, w0, balanced=True, **CLONE_SGD)
+    flow = gf.integrate(w0, c0, c1, lr=CLONE_SGD["lr"], steps=CLONE_SGD["steps"], checkpoints=CLONE_SGD["checkpoints"])
+    w_sgd = np.asarray(sgd.weights, dtype=np.float64)
+    shares_sgd = field_analysis.frequency_power(w_sgd)
+    shares_flow = field_analysis.frequency_power(np.asarray(flow.weights))
+    point = gf.fixed_points(c0, c1)[0]
+    fig = new_figure((plotting.COLUMN_WIDTH, 3.0), layout="constrained")
+    draw_mode_shares(fig.subplots(1, 2), np.asarray(sgd.times), shares_sgd, w_sgd[:, -1], point.amplitude)
+    return Built(fig, CloneRun(task, (c0, c1), w0, sgd, flow, shares_sgd, shares_flow, point))
