@@ -278,3 +278,20 @@ def test_an_interrupt_to_the_process_group_does_not_stop_the_drawing_worker(monk
     here = explorer.render_frames(_figure([]), _controls(), WHEN)
     monkeypatch.setenv(rasterise.WORKERS_ENV, "1")
     assert explorer.render_frames(_figure([]), _controls(), WHEN) == here
+
+
+def test_png_draws_at_the_dpi_and_in_the_colours_asked():
+    import io
+
+    from PIL import Image
+
+    fig, ax = plt.subplots(figsize=(2.0, 1.0), dpi=96)
+    ax.imshow([[0.0, 0.5], [0.7, 1.0]], cmap="viridis")
+    small = Image.open(io.BytesIO(rasterise.png(fig, dpi=50, colors=16)))
+    assert small.size == (100, 50) and len(small.getcolors()) <= 16
+    assert Image.open(io.BytesIO(rasterise.png(fig))).size == (100, 50)  # png set the figure to that dpi
+    with pytest.raises(ValueError, match="colors must be an integer from 2 to 256, got 300"):
+        rasterise.png(fig, colors=300)
+    with pytest.raises(ValueError, match="dpi must be positive, got 0"):
+        rasterise.FrameDrawer(dpi=0)
+    plt.close(fig)
