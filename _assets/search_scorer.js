@@ -63,7 +63,7 @@ if (typeof Search !== "undefined") {
     // \frac{a}{b} -> (a)/(b), innermost first
     for (let k = 0; k < 5; k += 1) {
       s = s.replace(/\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}/g, (m, a, b) => {
-        const wrap = (x) => (/^[\w.]+$/.test(x) ? x : `(${x})`);
+        const wrap = (x) => (/^(√?[\w.]+|√\([^()]*\))$/.test(x) ? x : `(${x})`);
         return `${wrap(a)}/${wrap(b)}`;
       });
       s = s.replace(/\\sqrt\{([^{}]*)\}/g, (m, a) => (/^[\w.]+$/.test(a) ? `√${a}` : `√(${a})`));

@@ -6,14 +6,19 @@ build machine.
 Autodoc prints a module constant's value (``RECORD_DIR = PosixPath('/home/.../book/data/claims')``);
 ``autodoc_preserve_defaults`` covers only the defaults in signatures. The data and attribute
 documenters are replaced by ones that write a path under the repository relative to it, and any
-other path as ``<path>``.
+other path as ``<path>``. A value whose text runs past :data:`LONGEST_VALUE` characters (the figure
+registry, a table of settings) is left out of the header: one unbreakable line of several thousand
+characters is no use to a reader, and the constant's own description says what it holds.
 """
 
 from pathlib import Path, PurePath
 
 from sphinx.ext.autodoc import AttributeDocumenter, DataDocumenter
+from sphinx.util.inspect import object_description
 
 REPOSITORY = Path(__file__).resolve().parents[1]
+#: The longest value (in characters of its text) written after a constant's name.
+LONGEST_VALUE = 80
 
 
 def symbolic(path: PurePath) -> str:
@@ -25,10 +30,15 @@ def symbolic(path: PurePath) -> str:
 
 
 class _SymbolicPathValue:
-    """Mix-in for a value documenter: a path value is written by :func:`symbolic`."""
+    """Mix-in for a value documenter: a path is written by :func:`symbolic`, a long value not at all."""
 
     def should_suppress_value_header(self) -> bool:
-        return isinstance(self.object, PurePath) or super().should_suppress_value_header()
+        if isinstance(self.object, PurePath) or super().should_suppress_value_header():
+            return True
+        try:
+            return len(object_description(self.object)) > LONGEST_VALUE
+        except ValueError:
+            return False
 
     def add_directive_header(self, sig: str) -> None:
         super().add_directive_header(sig)

@@ -89,7 +89,7 @@ def test_api_pages_build_without_warnings_or_machine_paths(tmp_path):
         f"import sys\nsys.path.insert(0, {str(ROOT / '_ext')!r})\n"
         "extensions = ['sphinx.ext.autodoc', 'sphinx.ext.napoleon', 'api_values']\n"
         "napoleon_use_ivar = True\nautodoc_typehints = 'none'\nautodoc_member_order = 'bysource'\n"
-        "autodoc_preserve_defaults = True\n"
+        "autodoc_preserve_defaults = True\nadd_module_names = False\npython_maximum_signature_line_length = 60\n"
     )
     warnings = tmp_path / "warnings.txt"
     status = build_main(
