@@ -78,14 +78,15 @@ def intro_phenomenon(scale: str = "chapter") -> Built:
     final_ipr = {label: float(metrics.ipr(run.weights[-1])) for label, run in runs.items()}
     import matplotlib as mpl
 
-    fig = new_figure((plotting.COLUMN_WIDTH, 4.0), layout="constrained")
+    # the landing page's first screen: short enough to leave room for the text around it
+    fig = new_figure((plotting.COLUMN_WIDTH, 2.9), layout="constrained")
     axes = fig.subplots(1, 2)
     for ax, (label, run) in zip(axes, runs.items(), strict=True):
         plotting.plot_field_evolution(ax, run, colorbar=False)
-        ax.set_title(f"NLGP, {label}")
-    # one time scale for both panels (the same checkpoints), below them: a colour bar beside each
-    # panel crowded the right panel's axis label
+        ax.set_title(label)
+    # one time scale for both panels (the same checkpoints), right of both: a colour bar beside
+    # each panel crowded the right panel's axis label
     times = runs[next(iter(runs))].times
     time_colors = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(0, float(times[-1])), cmap=plotting.TIME_CMAP)
-    fig.colorbar(time_colors, ax=axes, location="bottom", shrink=0.6, label="training time $t$ = steps × learning rate")
+    fig.colorbar(time_colors, ax=axes, location="right", aspect=25, pad=0.02, label="time $t$")
     return Built(fig, Phenomenon(key, w0, runs, final_ipr))
