@@ -81,6 +81,26 @@ def test_peak_failure_layout_is_at_most_three_per_row():
         assert (rows, cols) == expected and rows * cols >= count and cols <= 3
 
 
+def test_peak_failures_legend_does_not_cover_the_position_label():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from localization import field_analysis
+
+    x = np.arange(40)
+    sgd = np.exp(-0.5 * ((x[None] - np.array([[5], [20], [30]])) / 1.5) ** 2)
+    flow = np.roll(sgd, 10, axis=1)
+    final = {"a": (sgd, flow)}
+    agree = {"a": field_analysis.peak_agreement(sgd, flow, tol=1)}
+    fig = Figure(figsize=(plotting.COLUMN_WIDTH, 2.9), layout="constrained")
+    sgd_vs_flow.draw_peak_failures(fig, final, agree)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    legend = fig.legends[0].get_window_extent(renderer)
+    label = fig._supxlabel.get_window_extent(renderer)
+    assert not legend.overlaps(label)
+
+
 def test_peak_failures_of_lists_offsets_above_one_in_order():
     class Agreement:  # the one attribute peak_failures_of reads
         def __init__(self, offset):
@@ -125,8 +145,12 @@ def test_recorded_committee_figure_draws_its_twenty_fields():
         built = two_dimensions.fig1_committee_record()
     record = built.data
     assert record.fields.shape == (20, 900)
-    visible = [ax for ax in built.figure.get_axes() if ax.get_visible()]
+    visible = [ax for ax in built.figure.get_axes() if ax.get_visible() and ax.get_label() != "<colorbar>"]
     assert len(visible) == 20
+    # the scale: one colour bar from -1 to 1, and the panels' extent stated
+    (bar,) = [ax for ax in built.figure.get_axes() if ax.get_label() == "<colorbar>"]
+    assert bar.get_ylim() == (-1.0, 1.0)
+    assert "30 × 30 torus" in built.figure._supxlabel.get_text()
     # each panel is its field, scaled by its largest absolute entry
     image = np.asarray(visible[3].get_images()[0].get_array())
     field = record.fields[3] / np.max(np.abs(record.fields[3]))

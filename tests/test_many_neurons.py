@@ -128,6 +128,9 @@ def test_draw_fields_ring_and_grid():
     assert len(drawn) == 2 and not axes[2].get_visible()
     y = drawn[0].lines[-1].get_ydata()
     assert math.isclose(np.max(np.abs(y)), 1.0)  # scaled to its largest entry
+    # axes with a scale: the sites 0 and N/2, the scale -1, 0, 1; tick labels on the outer panels only
+    assert list(drawn[0].get_xticks()) == [0, 6] and list(drawn[0].get_yticks()) == [-1.0, 0.0, 1.0]
+    assert drawn[0].yaxis.get_tick_params()["labelleft"] and not drawn[1].yaxis.get_tick_params()["labelleft"]
     im = draw.draw_fields(fig.subplots(1, 1), np.arange(12.0)[None] - 3, (4, 3))[0].images[0]
     assert im.get_array().shape == (4, 3) and im.get_clim() == (-1.0, 1.0)
     with pytest.raises(ValueError, match="prod"):
@@ -156,5 +159,12 @@ def test_draw_filter_gallery_rows_and_title():
     fig = Figure()
     drawn = draw.draw_filter_gallery(fig, np.eye(12)[:7], 12, "seven filters", cols=3)
     assert len(drawn) == 6 and fig._suptitle.get_text() == "seven filters"  # two full rows of three
-    one_row = draw.draw_filter_gallery(Figure(), np.eye(16)[:2], (4, 4), "two", cols=5)
+    assert fig._supxlabel.get_text() == "site $i$ on the ring of $N=12$"
+    assert fig._supylabel.get_text() == draw.FIELD_SCALE_LABEL
+    grid = Figure()
+    one_row = draw.draw_filter_gallery(grid, np.eye(16)[:2], (4, 4), "two", cols=5)
     assert len(one_row) == 2 and one_row[0].images[0].get_array().shape == (4, 4)
+    # an image gallery states its extent and has a colour bar of the scale -1 .. 1
+    assert "4 × 4 torus" in grid._supxlabel.get_text()
+    (bar,) = [ax for ax in grid.axes if ax not in one_row and ax.get_visible() and ax.get_label() == "<colorbar>"]
+    assert bar.get_ylim() == (-1.0, 1.0)

@@ -43,7 +43,7 @@ def fig6_ica(scale: str = "chapter") -> Built:
     """
     check_scale(scale)
     fit = ica.fit_ica(book.key("ica", "Kur(3)"), data.family_task("Kur", 3.0, XI), N)
-    fig = new_figure((plotting.COLUMN_WIDTH, 2.6), layout="constrained")
+    fig = new_figure((plotting.COLUMN_WIDTH, 3.0), layout="constrained")
     draw_filter_gallery(fig, fit.filters, N, "FastICA on Kur(3): the first 10 of 40 filters")
     return Built(fig, fit)
 
@@ -67,6 +67,6 @@ def fig1_ica_grid(scale: str = "chapter") -> Built:
     """
     check_scale(scale)
     fit = ica.fit_ica(book.key("ica", "grid"), data.family_task("NLGP", 100.0, XI_GRID), 64, n=GRID)
-    fig = new_figure((plotting.COLUMN_WIDTH, 3.0), layout="constrained")
+    fig = new_figure((plotting.COLUMN_WIDTH, 3.1), layout="constrained")
     draw_filter_gallery(fig, fit.filters, GRID, "FastICA on NLGP(100), 12 × 12 torus: 12 of 64 filters", cols=6)
     return Built(fig, fit)

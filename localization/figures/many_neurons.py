@@ -42,6 +42,7 @@ __all__ = [
     "LOCALIZED",
     "FAMILY_COLORS",
     "FIG7_TITLES",
+    "FIELD_SCALE_LABEL",
     "Fig6Runs",
     "fig6_committee",
     "fig7_two_layer",
@@ -73,12 +74,35 @@ def _axes_list(name: str, axes: Any) -> list[Any]:
     return flat
 
 
+#: Label of the scale of a drawn field: each field is divided by its largest absolute entry.
+FIELD_SCALE_LABEL = r"$w_i\,/\max|w|$"
+
+
+def _outer(ax: Any) -> tuple[bool, bool]:
+    """Return whether ``ax`` is in the last row and in the first column of its grid (True, True: no grid)."""
+    spec = ax.get_subplotspec()
+    if spec is None:
+        return True, True
+    return spec.is_last_row(), spec.is_first_col()
+
+
+def _label_fields(fig: Any, shape: tuple[int, ...]) -> None:
+    """Label the positions of a block of fields on ``fig``: the site on a ring, the grid an image spans."""
+    if len(shape) == 1:
+        fig.supxlabel(f"site $i$ on the ring of $N={shape[0]}$", fontsize="medium")
+        fig.supylabel(FIELD_SCALE_LABEL, fontsize="medium")
+    else:
+        fig.supxlabel(f"each panel: the whole {shape[0]} × {shape[1]} torus", fontsize="medium")
+
+
 def draw_fields(axes: Any, fields: ArrayLike, n: int | tuple[int, ...], *, color: str = "C0") -> list[Any]:
     """Draw ``fields`` one per panel of ``axes`` (extra panels are hidden).
 
     A ring (``n`` an int or ``(N,)``) gives a curve over the sites with the zero line; a 2-D grid gives an
-    image on a symmetric diverging colour scale (zero is the middle colour). Each field is scaled by its
-    largest absolute entry, so the panels compare shapes, not sizes.
+    image on a symmetric diverging colour scale from -1 to 1 (zero is the middle colour). Each field is
+    scaled by its largest absolute entry, so the panels compare shapes, not sizes. On a ring, ticks mark
+    the sites 0 and N/2 and the scale -1, 0, 1, labelled on the outer panels only (the last row and the
+    first column of a grid of panels); an image has no ticks (each panel is the whole grid).
 
     Parameters
     ----------
@@ -114,11 +138,16 @@ def draw_fields(axes: Any, fields: ArrayLike, n: int | tuple[int, ...], *, color
         if len(shape) == 1:
             ax.axhline(0.0, color="0.7", lw=0.6)
             ax.plot(np.arange(shape[0]), w, color=color, lw=1.2)
+            ax.set_xlim(-0.5, shape[0] - 0.5)
             ax.set_ylim(-1.1, 1.1)
+            ax.set_xticks([0, shape[0] // 2])
+            ax.set_yticks([-1.0, 0.0, 1.0], ["−1", "0", "1"])
         else:
             ax.imshow(w.reshape(shape), cmap=plotting.SIGNED_CMAP, vmin=-1.0, vmax=1.0, interpolation="nearest")
-        ax.set_xticks([])
-        ax.set_yticks([])
+            ax.set_xticks([])
+            ax.set_yticks([])
+        last_row, first_col = _outer(ax)
+        ax.tick_params(labelbottom=last_row, labelleft=first_col, length=2.5, pad=1.5)
         drawn.append(ax)
     for ax in panels[fields.shape[0] :]:
         ax.set_visible(False)
@@ -179,6 +208,8 @@ def draw_fig6(
 ) -> Any:
     """Draw paper Fig. 6 (left, centre) on ``fig``: each dataset's fields of one network, and the shares.
 
+    The fields' panels share their axes: the site on the ring and the field over its largest absolute entry.
+
     Parameters
     ----------
     fig : Figure or SubFigure
@@ -202,8 +233,9 @@ def draw_fig6(
     top, bottom = fig.subfigures(2, 1, height_ratios=[2.1, 1])
     rows = np.atleast_1d(top.subfigures(len(fields), 1))
     for sub, (name, w) in zip(rows, fields.items(), strict=True):
-        draw_fields(sub.subplots(2, 5), w, n, color=FAMILY_COLORS.get(name, "C0"))
+        draw_fields(sub.subplots(2, 5, sharex=True, sharey=True), w, n, color=FAMILY_COLORS.get(name, "C0"))
         sub.suptitle(f"SCM on {name}: the fields of one network", fontsize="medium")
+    _label_fields(top, (n,))
     ax = bottom.subplots()
     draw_share_histograms(ax, shares, threshold, colors=FAMILY_COLORS)
     ax.legend(loc="upper left")
@@ -212,6 +244,9 @@ def draw_fig6(
 
 def draw_fig7(fig: Any, panels: Mapping[str, ArrayLike], n: int, *, per_row: int = 4) -> list[Any]:
     """Draw paper Fig. 7 on ``fig``: one row of fields per entry of ``panels``.
+
+    Every panel has the same axes, labelled once: the site on the ring (x) and the field divided by its
+    largest absolute entry (y, from -1 to 1).
 
     Parameters
     ----------
@@ -236,8 +271,9 @@ def draw_fig7(fig: Any, panels: Mapping[str, ArrayLike], n: int, *, per_row: int
     rows = np.atleast_1d(fig.subfigures(len(panels), 1))
     for sub, (title, w) in zip(rows, panels.items(), strict=True):
         color = next((c for name, c in FAMILY_COLORS.items() if name in title), "C0")
-        draw_fields(sub.subplots(1, per_row), np.asarray(w)[:per_row], n, color=color)
+        draw_fields(sub.subplots(1, per_row, sharex=True, sharey=True), np.asarray(w)[:per_row], n, color=color)
         sub.suptitle(title, fontsize="medium")
+    _label_fields(fig, v.shape("n", n, minimum=2))
     return list(rows)
 
 
@@ -246,7 +282,9 @@ def draw_filter_gallery(
 ) -> list[Any]:
     """Draw the first ``rows × cols`` of ``filters`` on ``fig`` under ``title``.
 
-    As many full rows as F allows, at most two (at least one); black curves on a ring, images on a grid.
+    As many full rows as F allows, at most two (at least one); black curves on a ring, images on a grid
+    with a colour bar (the field over its largest absolute entry, -1 to 1). The positions are labelled
+    (the site on a ring; on a grid, that each panel is the whole torus).
 
     Parameters
     ----------
@@ -268,9 +306,15 @@ def draw_filter_gallery(
     """
     cols = v.integer("cols", cols, 1)
     filters = np.asarray(filters)
+    shape = v.shape("n", n, minimum=2)
     rows = max(1, min(2, filters.shape[0] // cols))
-    drawn = draw_fields(fig.subplots(rows, cols), filters[: rows * cols], n, color="k")
+    drawn = draw_fields(fig.subplots(rows, cols, sharex=True, sharey=True), filters[: rows * cols], n, color="k")
     fig.suptitle(title, fontsize="medium")
+    _label_fields(fig, shape)
+    if len(shape) == 2:
+        bar = fig.colorbar(drawn[0].images[0], ax=drawn, shrink=0.9, aspect=12, pad=0.02, ticks=[-1, 0, 1])
+        bar.ax.set_yticklabels(["−1", "0", "1"])
+        bar.set_label(r"$w\,/\max|w|$")
     return drawn
 
 
@@ -314,7 +358,7 @@ def fig6_committee(scale: str = "chapter") -> Built:
     check_scale(scale)
     runs = mn.fig6_populations(book.key("many_neurons", "fig6"))
     shares = {name: np.asarray(field_analysis.window_share(r.final, WINDOW)) for name, r in runs.items()}
-    fig = new_figure((plotting.COLUMN_WIDTH, 5.2), layout="constrained")
+    fig = new_figure((plotting.COLUMN_WIDTH, 5.9), layout="constrained")
     draw_fig6(fig, shares, {name: r.final[0] for name, r in runs.items()}, N, LOCALIZED)
     return Built(fig, Fig6Runs(runs, shares))
 
@@ -339,6 +383,6 @@ def fig7_two_layer(scale: str = "chapter") -> Built:
     """
     inits = 1 if check_scale(scale) == "paper" else 2
     runs = mn.fig7_populations(book.key("many_neurons", "fig7"), inits_bottom=inits)
-    fig = new_figure((plotting.COLUMN_WIDTH, 3.9), layout="constrained")
+    fig = new_figure((plotting.COLUMN_WIDTH, 4.6), layout="constrained")
     draw_fig7(fig, {title: runs[name].final[0] for name, title in FIG7_TITLES.items()}, N)
     return Built(fig, runs)

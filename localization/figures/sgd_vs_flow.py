@@ -226,7 +226,7 @@ def draw_peak_failures(fig: Any, final: Mapping[str, Any], agree: Mapping[str, A
 
     One panel per such initialisation (at most three per row; one hidden panel when there is none):
     the final unit-norm fields of SGD (black) and of the exact-φ flow (red dashes), titled with the
-    two peak positions; one legend below.
+    two peak positions; one legend above (the positions' label is below).
 
     Parameters
     ----------
@@ -257,7 +257,7 @@ def draw_peak_failures(fig: Any, final: Mapping[str, Any], agree: Mapping[str, A
         ax.set_xticks([0, 20, 39])
     fig.supxlabel("position $i$")
     fig.supylabel(r"$w/\Vert w\Vert$")
-    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=2)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside upper center", ncol=2)
     return axes
 
 

@@ -107,7 +107,7 @@ def fig1_committee(scale: str = "chapter") -> Built:
     }
     first = next(iter(runs.values()))
     steps = np.rint(first.times / first.settings.lr).astype(int)
-    fig = new_figure((plotting.COLUMN_WIDTH, 1.45 * len(runs) + 0.5), layout="constrained")
+    fig = new_figure((plotting.COLUMN_WIDTH, 1.7 * len(runs) + 0.5), layout="constrained")
     for sub, (name, run) in zip(np.atleast_1d(fig.subfigures(len(runs), 1)), runs.items(), strict=True):
         s = run.settings
         where = f", {s.shape[0]} × {s.shape[1]} torus, the paper's settings" if paper else ""
@@ -198,7 +198,7 @@ def fig1_committee_record(scale: str = "chapter") -> Built:
     """
     check_scale(scale)
     record = mn.read_fig1_record()
-    fig = new_figure((plotting.COLUMN_WIDTH, 1.9), layout="constrained")
+    fig = new_figure((plotting.COLUMN_WIDTH, 2.2), layout="constrained")
     title = "NLGP(100), 30 × 30 torus, the paper's settings: the 20 fields"
     draw_filter_gallery(fig, record.fields, mn.FIG1_GRID.shape, title, cols=10)
     return Built(fig, record)
