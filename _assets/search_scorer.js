@@ -66,6 +66,7 @@ if (typeof Search !== "undefined") {
         const wrap = (x) => (/^(√?[\w.]+|√\([^()]*\))$/.test(x) ? x : `(${x})`);
         return `${wrap(a)}/${wrap(b)}`;
       });
+      s = s.replace(/\\[dt]?frac\s*([\w.])\s*([\w.])/g, "$1/$2 ");
       s = s.replace(/\\sqrt\{([^{}]*)\}/g, (m, a) => (/^[\w.]+$/.test(a) ? `√${a}` : `√(${a})`));
     }
     s = s.replace(/\\(mathrm|mathbf|mathit|mathsf|mathcal|mathbb|boldsymbol|bm|text|textrm|operatorname|hat|bar|tilde|vec|overline)\s*/g, "");
@@ -82,7 +83,7 @@ if (typeof Search !== "undefined") {
     // Keep the article: no toolbar, printed contents list, in-page contents or navigation.
     const noise = [
       ".onlyprint", ".bd-header-article", ".bd-sidebar-secondary", ".prev-next-area",
-      "footer", "nav", ".headerlink", "script", "style",
+      "footer", "nav", ".headerlink", "script", "style", "details > summary",
     ];
     noise.forEach((q) => doc.querySelectorAll(q).forEach((el) => el.remove()));
     doc.querySelectorAll(".math, mjx-container").forEach((el) => {
