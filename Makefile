@@ -33,6 +33,25 @@ LOCALIZATION_SEED ?= 0
 export LOCALIZATION_SEED
 CHECK_SEED ?= 1
 
+# JAX's persistent compilation cache, one directory for every command (unit tests, nbval, the book
+# build, the claims sweep): XLA compilation is most of a chapter's time, and a program compiled by
+# one process is loaded by the next that needs it (nbval and the build compile the same programs).
+# A cached program is the compiled executable itself, so results are those of a fresh compilation.
+# Every compilation is cached (most take 0.05-0.5 s; loading one takes milliseconds). JAX writes an
+# entry without a lock (its lock comes with a size limit whose bookkeeping rescans the whole cache
+# at every write), so a process may, rarely, find an entry that another is still writing: JAX then
+# warns and compiles the program itself. That warning is silenced (in kernels through
+# PYTHONWARNINGS, in pytest, whose warnings are errors, through -W), as the result is unchanged.
+# Under _build (never committed); `make clean` empties it.
+export JAX_COMPILATION_CACHE_DIR := $(CURDIR)/_build/jax-cache
+export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS := 0
+export JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES := 0
+CACHE_WARNING := Error reading persistent compilation cache entry
+export PYTHONWARNINGS := ignore:$(CACHE_WARNING):UserWarning
+PYTEST := $(PY) -m pytest -W "ignore:$(CACHE_WARNING):UserWarning"
+# Chapters the book build executes side by side (tools/execute_chapters.py).
+BOOK_JOBS ?= 2
+
 .PHONY: help env book test lint test-fast test-unit test-notebooks test-site lab serve references bench lock clean offline-assets update-offline-assets browser
 
 help:
@@ -87,24 +106,32 @@ browser: env
 
 # --- the book ----------------------------------------------------------------------------------
 # The execution cache and Sphinx's environment do not know the seed: a build for another seed
-# than the last one starts from an empty _build.
+# than the last one starts from an empty _build (but for the compilation cache: compiled programs
+# do not depend on the seed, and nbval may be writing it beside the build).
+# Jupyter Book executes chapters one at a time: tools/execute_chapters.py first executes them
+# BOOK_JOBS at a time, as the build would and with the build's environment, into the build's
+# execution cache; the build then reads every chapter from the cache ("Using cached notebook").
+BOOK_ENV := LOCALIZATION_STATIC_WIDGETS=frames LOCALIZATION_EXPLORER_LOG=$(CURDIR)/_build/explorers.jsonl
 book: env offline-assets
 	@mkdir -p _build; if [ "$$(cat _build/.seed 2>/dev/null)" != "$(LOCALIZATION_SEED)" ]; then \
 	  echo "book seed $(LOCALIZATION_SEED): clearing _build (it held seed '$$(cat _build/.seed 2>/dev/null)')"; \
-	  rm -rf _build && mkdir -p _build && echo "$(LOCALIZATION_SEED)" > _build/.seed; fi
+	  find _build -mindepth 1 -maxdepth 1 ! -name jax-cache -exec rm -rf {} + && echo "$(LOCALIZATION_SEED)" > _build/.seed; fi
 	@rm -f _build/explorers.jsonl
-	LOCALIZATION_STATIC_WIDGETS=frames LOCALIZATION_EXPLORER_LOG=$(CURDIR)/_build/explorers.jsonl \
-	  $(BIN)/jupyter-book build . --builder html -W -n --keep-going
+	$(BOOK_ENV) $(PY) tools/execute_chapters.py --jobs $(BOOK_JOBS) $(CHAPTERS)
+	$(BOOK_ENV) $(BIN)/jupyter-book build . --builder html -W -n --keep-going
 	@$(PY) -m localization.explorer _build/explorers.jsonl
 
 # --- tests -------------------------------------------------------------------------------------
 # Two worker processes (pytest-xdist): most of a test's time is single-threaded XLA compilation.
-# nbval (second seed) and the book build (seed 0) execute the chapters side by side.
+# (make test runs the unit tests and nbval side by side, one worker each.)
 XDIST := -n 2
 
+# On 2 cores: the book first (chapters two at a time, seed 0), which fills the compilation cache;
+# then nbval under the second seed beside the unit tests (one worker each), both loading most of
+# their compiled programs from the cache; the browser check of the built site last.
 test: env lint browser
-	$(MAKE) --no-print-directory test-unit
-	$(MAKE) --no-print-directory -j2 test-notebooks book
+	$(MAKE) --no-print-directory book
+	$(MAKE) --no-print-directory -j2 test-notebooks test-unit XDIST="-n 1"
 	$(MAKE) --no-print-directory test-site
 
 # Lint (pyflakes, pycodestyle, import order, bugbear, pyupgrade) and formatting, configured in pyproject.toml.
@@ -120,21 +147,21 @@ lint: env
 # nbval with the second seed: every check passes for it, and every compared output (recorded with
 # seed 0) must come out the same, so no compared text can depend on sampling or SGD.
 test-notebooks: env
-	LOCALIZATION_SEED=$(CHECK_SEED) $(PY) -m pytest tests/references -q -p no:cacheprovider --nbval \
+	LOCALIZATION_SEED=$(CHECK_SEED) $(PYTEST) tests/references -q -p no:cacheprovider --nbval \
 	  $(XDIST) --dist loadfile --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=600
 
 test-unit: env
-	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/test_site.py $(XDIST)
+	$(PYTEST) tests -q -p no:cacheprovider --ignore=tests/test_site.py $(XDIST) --durations=20
 
 # The developer's loop: the unit tests not marked `slow` (the marker is registered in pyproject.toml;
 # a test is marked slow when it takes more than a few seconds).
 test-fast: env
-	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/test_site.py -m "not slow" $(XDIST)
+	$(PYTEST) tests -q -p no:cacheprovider --ignore=tests/test_site.py -m "not slow" $(XDIST)
 
 # The browser check of the built site (headless Chromium, network cut off): run after `make book`.
 test-site: env browser
 	@test -d _build/html || { echo "test-site checks the built site: run 'make book' first (no _build/html)"; exit 1; }
-	$(PY) -m pytest tests/test_site.py -q -p no:cacheprovider
+	$(PYTEST) tests/test_site.py -q -p no:cacheprovider
 
 # Regenerate the nbval references from the .md sources (then review `git diff tests/references`).
 # CHAPTERS=book/data.md limits it to some chapters.

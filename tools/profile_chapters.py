@@ -1,0 +1,166 @@
+"""Where does a chapter's execution time go? Execute chapters (as the book build does: seed 0,
+explorers drawn as frames) and report, per chapter, the wall time, the time JAX spent compiling
+(tracing, lowering to MLIR, XLA backend compilation: JAX's own monitoring events), the compilations
+served by the persistent compilation cache when one is set (``JAX_COMPILATION_CACHE_DIR``), and
+the slowest cells.
+
+    python tools/profile_chapters.py [book/data.md ...] [--jobs 1] [--json out.json] [--keep DIR] [--record]
+
+Without chapters, every executable chapter (``kernelspec:`` in its front matter). Run on a quiet
+machine, or compare ratios within one run (the wall times scale with the load).
+"""
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SECONDS = ROOT / "benchmarks" / "results" / "chapter_seconds.json"
+
+# Injected first cell: sum JAX's compile-phase durations in this kernel.
+_LISTEN = """
+import jax.monitoring as _m, collections as _c
+_LOC_PROFILE = _c.defaultdict(float)
+def _loc_listen(event, duration, **kwargs):
+    _LOC_PROFILE[event] += duration
+    _LOC_PROFILE[event + "#count"] += 1
+_m.register_event_duration_secs_listener(_loc_listen)
+def _loc_count(event, **kwargs):
+    _LOC_PROFILE[event] += 1
+_m.register_event_listener(_loc_count)
+"""
+# Injected last cell: write the sums.
+_DUMP = """
+import json as _j
+with open({path!r}, "w") as _f:
+    _j.dump(dict(_LOC_PROFILE), _f)
+"""
+
+COMPILE_EVENTS = (
+    "/jax/core/compile/jaxpr_trace_duration",
+    "/jax/core/compile/jaxpr_to_mlir_module_duration",
+    "/jax/core/compile/backend_compile_duration",
+)
+
+
+def chapters_of_book() -> list[Path]:
+    """Every chapter with a kernelspec (the ones the build executes)."""
+    return sorted(p for p in (ROOT / "book").glob("*.md") if "\nkernelspec:" in p.read_text(encoding="utf-8")[:2000])
+
+
+def profile(chapter: Path, env: dict, keep: Path | None = None) -> dict:
+    """Execute one chapter in its own kernel; its timings."""
+    import jupytext
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = jupytext.read(chapter)
+    with tempfile.TemporaryDirectory() as tmp:
+        dump = Path(tmp) / "profile.json"
+        nb.cells.insert(0, nbformat.v4.new_code_cell(_LISTEN))
+        nb.cells.append(nbformat.v4.new_code_cell(_DUMP.format(path=str(dump))))
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        client = NotebookClient(
+            nb, timeout=1200, kernel_name="python3", resources={"metadata": {"path": str(chapter.parent)}}
+        )
+        start = time.perf_counter()
+        error = None
+        try:
+            client.execute(env=env)
+        except Exception as exc:  # a failing chapter is reported, the others still run
+            error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1][:300]}"
+        wall = time.perf_counter() - start
+        events = json.loads(dump.read_text()) if dump.exists() else {}
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, keep / f"{chapter.stem}.ipynb")
+    cells = []
+    for i, cell in enumerate(nb.cells[1:-1]):
+        timing = cell.get("metadata", {}).get("execution", {})
+        if "iopub.execute_input" in timing and "shell.execute_reply" in timing:
+            from datetime import datetime
+
+            t0 = datetime.fromisoformat(timing["iopub.execute_input"].replace("Z", "+00:00"))
+            t1 = datetime.fromisoformat(timing["shell.execute_reply"].replace("Z", "+00:00"))
+            cells.append((round((t1 - t0).total_seconds(), 1), i, cell.source.splitlines()[:3]))
+    cells.sort(reverse=True)
+    compile_s = sum(events.get(e, 0.0) for e in COMPILE_EVENTS)
+    return {
+        "chapter": chapter.stem,
+        "wall": round(wall, 1),
+        "compile": round(compile_s, 1),
+        "backend_compile": round(events.get(COMPILE_EVENTS[2], 0.0), 1),
+        "compilations": int(events.get(COMPILE_EVENTS[2] + "#count", 0)),
+        "cache_hits": int(events.get("/jax/compilation_cache/cache_hits", 0)),
+        "saved": round(events.get("/jax/compilation_cache/compile_time_saved_sec", 0.0), 1),
+        "slowest_cells": cells[:4],
+        "error": error,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("chapters", nargs="*", type=Path)
+    parser.add_argument("--jobs", type=int, default=1, help="chapters executed side by side")
+    parser.add_argument("--seed", default="0")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--keep", type=Path, help="write the executed notebooks here")
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help=f"write the walls to {SECONDS.relative_to(ROOT)} (execute_chapters' order)",
+    )
+    args = parser.parse_args()
+    chapters = [c.resolve() for c in args.chapters] or chapters_of_book()
+    tmp = tempfile.mkdtemp()
+    env = {
+        **os.environ,
+        "JAX_PLATFORMS": "cpu",
+        "LOCALIZATION_SEED": args.seed,
+        "LOCALIZATION_STATIC_WIDGETS": "frames",
+        "LOCALIZATION_EXPLORER_LOG": str(Path(tmp) / "explorers.jsonl"),
+    }
+    print(f"load before: {os.getloadavg()}", flush=True)
+    results = []
+    start = time.perf_counter()
+
+    def run(chapter):
+        result = profile(chapter, env, args.keep)
+        print(
+            f"{result['chapter']:20s} wall {result['wall']:6.1f} s  compile {result['compile']:6.1f} s "
+            f"({100 * result['compile'] / max(result['wall'], 1e-9):3.0f} %)  "
+            f"compilations {result['compilations']:4d}  "
+            f"cache hits {result['cache_hits']:4d} (saved {result['saved']} s)  load {os.getloadavg()[0]:.2f}",
+            flush=True,
+        )
+        if result["error"]:
+            print(f"    FAILED: {result['error']}", flush=True)
+        for seconds, i, head in result["slowest_cells"]:
+            print(f"    cell {i:3d} {seconds:6.1f} s  {' | '.join(head)[:100]}", flush=True)
+        return result
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        results = list(pool.map(run, chapters))
+    total = time.perf_counter() - start
+    wall = sum(r["wall"] for r in results)
+    comp = sum(r["compile"] for r in results)
+    print(
+        f"total: {total:.1f} s elapsed, {wall:.1f} s of chapter walls, "
+        f"{comp:.1f} s compiling ({100 * comp / wall:.0f} %)"
+    )
+    if args.record:
+        SECONDS.parent.mkdir(parents=True, exist_ok=True)
+        SECONDS.write_text(json.dumps({r["chapter"]: r["wall"] for r in results}, indent=1) + "\n", encoding="utf-8")
+    print(f"load after: {os.getloadavg()}")
+    if args.json:
+        args.json.write_text(json.dumps({"total": total, "results": results}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
