@@ -136,12 +136,12 @@ def _retina_figures() -> None:
     """
     try:
         from IPython import get_ipython
-        from matplotlib_inline.config import InlineBackend
+        from matplotlib_inline.backend_inline import set_matplotlib_formats
     except ImportError:  # no IPython: nothing displays figures inline
         return
     if get_ipython() is None:
         return
-    InlineBackend.instance().figure_formats = {"retina"}
+    set_matplotlib_formats("retina")
 
 
 def seed() -> int:
