@@ -4,9 +4,10 @@
  *   check: "Unfold all checks" / "Fold all checks".
  * - Tables: every body cell gets data-label, the text of its column's header, so that on a phone
  *   (book.css, max-width 600px) the rows stack into cards, each value under its column's name.
- * - Figures: every figure image sits in its own frame; where the screen is narrower than the
- *   figure's natural size the frame scrolls sideways (with a cue) instead of shrinking the figure,
- *   so that figure text stays as large as the caption and the page never scrolls sideways.
+ * - Figures: every figure image (and explorer picture) sits in its own frame; where the screen is
+ *   narrower than the figure's natural size the frame scrolls sideways (with a cue) instead of
+ *   shrinking the figure, so that figure text stays as large as the caption and the page never
+ *   scrolls sideways.
  */
 (function () {
   "use strict";
@@ -63,8 +64,8 @@
   var frames = [];
 
   function figureFrames() {
-    document.querySelectorAll(".bd-article figure img").forEach(function (img) {
-      if (img.closest(".loc-explorer") || img.parentNode.classList.contains("loc-figure-frame")) return;
+    document.querySelectorAll(".bd-article figure img, .bd-article .loc-explorer img").forEach(function (img) {
+      if (img.parentNode.classList.contains("loc-figure-frame")) return;
       var frame = document.createElement("div");
       frame.className = "loc-figure-frame";
       img.parentNode.insertBefore(frame, img);
