@@ -79,10 +79,11 @@ MAX_FRAMES = 64
 #: and shown at the figure's size in CSS pixels, so that they are crisp on high-density screens.
 FRAME_SCALE = 2
 
-#: Colours of a static frame's palette: at twice the dpi, 64 colours keep a frame within about twice
-#: the bytes of a 256-colour frame at the book's dpi (measured: 2.7 times at 256 colours), and the
-#: book's figures (a few colour maps, antialiased lines) show no banding.
-FRAME_COLORS = 64
+#: Colours of a static frame's palette (:func:`localization.rasterise.png`: maximum coverage, so a
+#: small marker keeps its colour). Fewer colours saved little at twice the dpi and shifted colours
+#: (64 or 128 by median cut lost a red marker); a frame at twice the dpi weighs about 1.3-1.9 times
+#: a 256-colour frame at the book's dpi (measured on a line plot and a covariance image).
+FRAME_COLORS = 256
 
 #: Longest alt text (characters) :func:`explore` accepts: a description, not a caption.
 MAX_ALT = 300

@@ -27,8 +27,9 @@ WORKERS_ENV = "LOCALIZATION_EXPLORER_WORKERS"
 def png(fig: Any, dpi: float | None = None, colors: int = 256) -> bytes:
     """Return the figure as a PNG at its own size and dpi (or ``dpi``), in a palette (3–4x smaller than RGB).
 
-    One draw of the canvas (``savefig`` with the book's tight bounding box would lay the figure out
-    twice); the figures use constrained layout, so nothing is cut.
+    The palette is chosen by maximum coverage (no colour far from its own). One draw of the canvas
+    (``savefig`` with the book's tight bounding box would lay the figure out twice); the figures use
+    constrained layout, so nothing is cut.
 
     Parameters
     ----------
@@ -59,7 +60,11 @@ def png(fig: Any, dpi: float | None = None, colors: int = 256) -> bytes:
     canvas.draw()
     image = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba()).convert("RGB")
     out = io.BytesIO()
-    image.quantize(colors=colors, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(out, format="png")
+    # Maximum coverage keeps every colour near its own (a small red marker stays red; median cut
+    # gave it to a neighbouring purple at 64 and 128 colours, and turned the blue end of a colour
+    # bar teal); optimize: the densest zlib setting (about 6 % smaller, encoding stays a few ms).
+    palette = image.quantize(colors=colors, method=Image.Quantize.MAXCOVERAGE, dither=Image.Dither.NONE)
+    palette.save(out, format="png", optimize=True)
     return out.getvalue()
 
 
