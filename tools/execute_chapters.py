@@ -38,11 +38,10 @@ def read_chapter(path: Path):
     from myst_nb.core.read import read_myst_markdown_notebook
     from myst_parser.config.main import MdParserConfig
 
+    # The build's parser settings as its log prints them: the extensions of _config.yml (the code
+    # cells, which alone make a notebook's cache key, do not depend on them).
     parse = _config().get("parse", {})
-    config = MdParserConfig(
-        enable_extensions=set(parse.get("myst_enable_extensions", [])),
-        dmath_double_inline=bool(parse.get("myst_dmath_double_inline", False)),
-    )
+    config = MdParserConfig(enable_extensions=set(parse.get("myst_enable_extensions", [])))
     return read_myst_markdown_notebook(path.read_text("utf8"), config=config, add_source_map=True, path=path)
 
 
