@@ -18,7 +18,7 @@ from localization.theory import mechanism as mech
 def test_every_chapter_module_registers_its_figures_for_its_chapter():
     chapters = {
         mechanism: "mechanism",
-        figures.flows: "gaussian",
+        figures.gaussian: "gaussian",
         effective_dynamics: "effective_dynamics",
         effective_dynamics_claims: "effective_dynamics",
         figures.many_neurons: "many_neurons",

@@ -6,14 +6,14 @@ The command is ``python -m localization figures --out DIR [--only NAMES] [--scal
   numbering in the names), :func:`render` (writes them as PNG files) and :class:`Built` (what a
   builder returns: the figure and the data its chapter reads);
 * one module per chapter with figures, in book order — ``intro``, ``data``, ``simulation``,
-  ``many_neurons``, ``ica``, ``two_dimensions``, ``amplifier``, ``mechanism``,
+  ``many_neurons``, ``ica``, ``two_dimensions``, ``amplifier``, ``mechanism``, ``gaussian``,
   ``effective_dynamics`` (and ``effective_dynamics_claims``, its other two figures) — each
   with the chapter's builders (``figures.simulation.fig5_ipr_vs_kurtosis()``), its settings as module
   constants and its drawing functions (``draw_*``);
 * ``sgd_vs_flow`` — the effective-dynamics chapter's drawing of SGD against the effective flow (its
   figures: ``effective_dynamics`` and ``effective_dynamics_claims``);
 * ``sweeps`` — the simulation chapter's drawing of IPR sweeps (its figures: ``simulation``);
-* ``flows`` — the mechanism chapter's drawing of the effective flow (its figures: ``mechanism``).
+* ``flows`` — drawing of the effective flow (its figures: ``mechanism`` and ``gaussian``).
 
 Importing the package imports every chapter module, so that every figure is registered. The shared
 panels and the book's style are :mod:`localization.plotting`.
@@ -21,6 +21,7 @@ panels and the book's style are :mod:`localization.plotting`.
 
 from localization.figures import registry  # noqa: I001  (the machinery first)
 from localization.figures import intro, data, simulation, many_neurons, ica, two_dimensions, amplifier, mechanism
+from localization.figures import gaussian
 from localization.figures import effective_dynamics, effective_dynamics_claims, flows, sgd_vs_flow, sweeps
 from localization.figures.sgd_vs_flow import draw_breakdown, draw_breakdown_snapshots, draw_sgd_vs_flow
 from localization.figures.registry import (
@@ -51,6 +52,7 @@ __all__ = [
     "sweeps",
     "sgd_vs_flow",
     "flows",
+    "gaussian",
     "draw_breakdown",
     "draw_breakdown_snapshots",
     "draw_sgd_vs_flow",
