@@ -70,7 +70,7 @@ CORE = (
     "validation",
 )
 #: The book's infrastructure: its conventions, measured claims, explorers and figure helpers.
-BOOK = ("book", "claims", "claims_sweep", "explorer", "plotting", "rasterise")
+BOOK = ("book", "claims", "claims_sweep", "explorer", "explorer_controls", "explorer_page", "plotting", "rasterise")
 
 __all__ = ["enable_float64", "float64_enabled", *PACKAGES, *CORE, *BOOK]
 
