@@ -125,15 +125,16 @@ book: env offline-assets
 
 # --- tests -------------------------------------------------------------------------------------
 # Two worker processes (pytest-xdist): most of a test's time is single-threaded XLA compilation.
-# (make test runs the unit tests and nbval side by side, one worker each.)
+# (make test runs the unit tests and nbval side by side.)
 XDIST := -n 2
 
 # On 2 cores: the book first (chapters two at a time, seed 0), which fills the compilation cache;
-# then nbval under the second seed beside the unit tests (one worker each), both loading most of
-# their compiled programs from the cache; the browser check of the built site last.
+# then nbval under the second seed beside the unit tests, both loading most of their compiled
+# programs from the cache (two workers each: with one each, nbval ended after 10 min and the unit
+# tests after 15, one core idle meanwhile); the browser check of the built site last.
 test: env lint browser
 	$(MAKE) --no-print-directory book
-	$(MAKE) --no-print-directory -j2 test-notebooks test-unit XDIST="-n 1"
+	$(MAKE) --no-print-directory -j2 test-notebooks test-unit
 	$(MAKE) --no-print-directory test-site
 
 # Lint (pyflakes, pycodestyle, import order, bugbear, pyupgrade) and formatting, configured in pyproject.toml.
