@@ -180,7 +180,9 @@ class Browser:
         files = []
         for k, top in enumerate(range(0, height, step)):
             clip = {"x": 0, "y": top, "width": width, "height": min(step, height - top), "scale": 1}
-            shot = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=True, clip=clip)
+            shot = self.call(
+                "Page.captureScreenshot", format="png", captureBeyondViewport=True, clip=clip, optimizeForSpeed=True
+            )
             out = path if k == 0 else path.with_name(f"{path.stem}-{k + 1}{path.suffix}")
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_bytes(base64.b64decode(shot["data"]))
