@@ -139,13 +139,15 @@ test: env lint browser
 
 # Lint (pyflakes, pycodestyle, import order, bugbear, pyupgrade) and formatting, configured in pyproject.toml.
 # The chapters' code cells (through jupytext) get pyflakes and syntax checks: an undefined or unused
-# name fails here in seconds rather than after a chapter has run for minutes.
+# name fails here in seconds rather than after a chapter has run for minutes; and they must fit the
+# site's text column (75 characters: tools/code_width.py), so that no code block scrolls sideways.
 lint: env
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	@for ch in $(CHAPTERS); do \
 	  $(BIN)/jupytext --quiet --to py:percent -o - $$ch | $(BIN)/ruff check --quiet --select F,E9 --stdin-filename $$ch.py - \
 	  || { echo "ruff: $$ch (code cells)"; exit 1; }; done
+	@$(PY) tools/code_width.py $(CHAPTERS)
 
 # nbval with the second seed: every check passes for it, and every compared output (recorded with
 # seed 0) must come out the same, so no compared text can depend on sampling or SGD.
