@@ -171,12 +171,6 @@ def cpu_model():
 
 def write_results(results, directory):
     """``sampling_methods.md`` (a table the reproducibility page includes) and ``sampling_methods.png``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from localization import plotting
 
     def faster(size, what):
         return f"at no {what.split()[0]} size measured" if size is None else f"from the {what} {size} on"
@@ -202,6 +196,39 @@ def write_results(results, directory):
     with open(os.path.join(directory, "sampling_methods.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
 
+    draw_results(results, directory)
+
+
+def results_from_table(path):
+    """The results ``write_results`` wrote as ``sampling_methods.md``, read back from its table.
+
+    Values have the table's three significant digits (the figure is drawn from them: indistinguishable
+    on its log axes). Only what :func:`draw_results` needs: per input, the size and min/median/max of
+    each method.
+    """
+    results = {"ring": [], "grid": []}
+    with open(path) as f:
+        for line in f:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) != 6 or not cells[0].startswith(("ring ", "grid ")):
+                continue
+            title, size = cells[0].split(" ", 1)
+            row = {"size": size, "N": int(cells[1])}
+            for m, cell in zip(("draw", "dense", "fft"), cells[2:5], strict=True):
+                row[m] = [float(v) for v in cell.split(" / ")]
+            results[title].append(row)
+    return results
+
+
+def draw_results(results, directory):
+    """``DIR/sampling_methods.png``: the costs against N, drawn at twice the book's dpi (crisp at 1x CSS size)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from localization import plotting
+
     plotting.use_book_style()
     fig, axes = plt.subplots(1, 2, figsize=(plotting.COLUMN_WIDTH, 3.0), layout="constrained")
     for ax, title in zip(axes, ("ring", "grid"), strict=True):
@@ -213,7 +240,7 @@ def write_results(results, directory):
         ax.set(xscale="log", yscale="log", xlabel="N (sites)", title=f"{title}s")
     axes[0].set_ylabel("ms per batch")
     axes[0].legend()
-    fig.savefig(os.path.join(directory, "sampling_methods.png"), dpi=96)
+    fig.savefig(os.path.join(directory, "sampling_methods.png"), dpi=2 * plotting.FIGURE_DPI)
     plt.close(fig)
 
 
@@ -225,8 +252,14 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=5, help="--methods: timed runs per size and method (>= 5)")
     parser.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     parser.add_argument("--write", metavar="DIR", help="--methods: also write DIR/sampling_methods.{md,png}")
+    parser.add_argument(
+        "--redraw", metavar="DIR", help="only redraw DIR/sampling_methods.png from DIR/sampling_methods.md"
+    )
     args = parser.parse_args()
     DTYPE = getattr(jnp, args.dtype)
+    if args.redraw:
+        draw_results(results_from_table(os.path.join(args.redraw, "sampling_methods.md")), args.redraw)
+        raise SystemExit
     if args.methods:
         results = method_costs(max(args.runs, 5))
         if args.write:
