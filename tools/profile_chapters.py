@@ -48,11 +48,6 @@ COMPILE_EVENTS = (
 )
 
 
-def chapters_of_book() -> list[Path]:
-    """Every chapter with a kernelspec (the ones the build executes)."""
-    return sorted(p for p in (ROOT / "book").glob("*.md") if "\nkernelspec:" in p.read_text(encoding="utf-8")[:2000])
-
-
 def profile(chapter: Path, env: dict, keep: Path | None = None) -> dict:
     """Execute one chapter in its own kernel; its timings."""
     import jupytext
@@ -116,7 +111,9 @@ def main() -> int:
         help=f"write the walls to {SECONDS.relative_to(ROOT)} (execute_chapters' order)",
     )
     args = parser.parse_args()
-    chapters = [c.resolve() for c in args.chapters] or chapters_of_book()
+    from localization.claims_sweep import executable_chapters
+
+    chapters = [c.resolve() for c in args.chapters] or [ROOT / "book" / f"{c}.md" for c in executable_chapters()]
     tmp = tempfile.mkdtemp()
     env = {
         **os.environ,
