@@ -24,6 +24,14 @@ __all__ = ["WORKERS_ENV", "png", "worker_count", "FrameDrawer"]
 WORKERS_ENV = "LOCALIZATION_EXPLORER_WORKERS"
 
 
+def _check_drawing(dpi: float | None, colors: int) -> None:
+    """ValueError unless ``dpi`` is None or positive and ``colors`` an integer from 2 to 256."""
+    if not isinstance(colors, int) or not 2 <= colors <= 256:
+        raise ValueError(f"colors must be an integer from 2 to 256, got {colors!r}")
+    if dpi is not None and not dpi > 0:
+        raise ValueError(f"dpi must be positive, got {dpi!r}")
+
+
 def png(fig: Any, dpi: float | None = None, colors: int = 256) -> bytes:
     """Return the figure as a PNG at its own size and dpi (or ``dpi``), in a palette (3–4x smaller than RGB).
 
@@ -50,11 +58,8 @@ def png(fig: Any, dpi: float | None = None, colors: int = 256) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from PIL import Image
 
-    if not isinstance(colors, int) or not 2 <= colors <= 256:
-        raise ValueError(f"colors must be an integer from 2 to 256, got {colors!r}")
+    _check_drawing(dpi, colors)
     if dpi is not None:
-        if not dpi > 0:
-            raise ValueError(f"dpi must be positive, got {dpi!r}")
         fig.set_dpi(dpi)
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
@@ -135,10 +140,7 @@ class FrameDrawer:
     def __init__(self, dpi: float | None = None, colors: int = 256) -> None:
         import matplotlib
 
-        if not isinstance(colors, int) or not 2 <= colors <= 256:
-            raise ValueError(f"colors must be an integer from 2 to 256, got {colors!r}")
-        if dpi is not None and not dpi > 0:
-            raise ValueError(f"dpi must be positive, got {dpi!r}")
+        _check_drawing(dpi, colors)
         self.dpi, self.colors = dpi, colors
         self.workers = worker_count()
         self._rc = {k: v for k, v in matplotlib.rcParams.items() if k != "backend"}
