@@ -41,6 +41,7 @@ __all__ = [
     "SIGNED_CMAP",
     "use_book_style",
     "plot_field_evolution",
+    "time_colorbar",
     "plot_receptive_field",
     "plot_marginal",
     "plot_samples",
@@ -230,8 +231,7 @@ def plot_field_evolution(
         cm = cmap if isinstance(cmap, mpl.colors.Colormap) else mpl.colormaps[cmap]
     except (KeyError, TypeError):
         raise ValueError(f"cmap must be a Matplotlib colormap name, got {cmap!r}") from None
-    lo, hi = float(t.min()), float(t.max())
-    norm = mpl.colors.Normalize(vmin=lo, vmax=hi if hi > lo else lo + 1.0)
+    norm = _time_norm(t)
     rows = list(range(0, w.shape[0], every))
     if rows[-1] != w.shape[0] - 1:
         rows.append(w.shape[0] - 1)
@@ -240,11 +240,43 @@ def plot_field_evolution(
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_xlim(0, w.shape[1] - 1)
-    cb = None
-    if colorbar:
-        sm = mpl.cm.ScalarMappable(norm=norm, cmap=cm)
-        cb = ax.figure.colorbar(sm, ax=ax, label="time $t$")
+    cb = time_colorbar(ax, t, cmap=cm) if colorbar else None
     return lines, cb
+
+
+def _time_norm(times: np.ndarray) -> Any:
+    """Return the colour scale of time: from the first to the last time (a unit span if they are equal)."""
+    lo, hi = float(np.min(times)), float(np.max(times))
+    return matplotlib.colors.Normalize(vmin=lo, vmax=hi if hi > lo else lo + 1.0)
+
+
+def time_colorbar(axes: Any, times: ArrayLike, *, cmap: Any = TIME_CMAP, **kwargs: Any) -> Any:
+    """Add one colour bar of time t for ``axes``, on the scale :func:`plot_field_evolution` colours by.
+
+    Parameters
+    ----------
+    axes : matplotlib.axes.Axes or sequence of them
+        The panels the bar serves (the figure is the first one's).
+    times : array_like
+        The times the curves are coloured by, (T,).
+    cmap : Matplotlib colormap
+        The colour map (default :data:`TIME_CMAP`).
+    **kwargs
+        Passed to ``Figure.colorbar`` (``location``, ``shrink``, ...).
+
+    Returns
+    -------
+    matplotlib.colorbar.Colorbar
+        The bar, labelled "time $t$".
+    """
+    t = np.asarray(times, dtype=float)
+    if t.ndim != 1 or t.size == 0 or not np.all(np.isfinite(t)):
+        raise ValueError(f"times must be a non-empty finite 1-D array, got shape {t.shape}")
+    import matplotlib.cm
+
+    first = np.ravel(np.asarray(axes, dtype=object))[0]
+    mappable = matplotlib.cm.ScalarMappable(norm=_time_norm(t), cmap=cmap)
+    return first.figure.colorbar(mappable, ax=axes, label="time $t$", **kwargs)
 
 
 def plot_receptive_field(

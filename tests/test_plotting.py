@@ -239,3 +239,21 @@ def test_axes_grid_checks_shape_and_type():
     with pytest.raises(ValueError, match=r"axes must be a \(2,\) array"):
         plotting.axes_grid("axes", [axes[0, 0], "not an axes"], (2,))
     plt.close(fig)
+
+
+def test_time_colorbar_spans_the_times_of_the_curves_and_refuses_bad_times():
+    """One time colour bar for several panels, on the scale plot_field_evolution colours its curves by."""
+    fig, axes = plt.subplots(1, 2)
+    try:
+        times = np.array([2.0, 5.0, 9.0])
+        lines, _ = plotting.plot_field_evolution(axes[0], np.eye(3), times, colorbar=False)
+        bar = plotting.time_colorbar(axes, times, location="bottom")
+        assert (bar.norm.vmin, bar.norm.vmax) == (2.0, 9.0)
+        assert bar.ax.get_xlabel() == "time $t$"
+        assert np.allclose(lines[-1].get_color(), bar.cmap(bar.norm(9.0)))
+        with pytest.raises(ValueError, match="times must be a non-empty finite 1-D array"):
+            plotting.time_colorbar(axes, [])
+        with pytest.raises(ValueError, match="times must be a non-empty finite 1-D array"):
+            plotting.time_colorbar(axes, [0.0, np.nan])
+    finally:
+        plt.close(fig)

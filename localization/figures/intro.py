@@ -76,8 +76,6 @@ def intro_phenomenon(scale: str = "chapter") -> Built:
         for label, g in GAINS.items()
     }
     final_ipr = {label: float(metrics.ipr(run.weights[-1])) for label, run in runs.items()}
-    import matplotlib as mpl
-
     # the landing page's first screen: short enough to leave room for the text around it
     fig = new_figure((plotting.COLUMN_WIDTH, 2.9), layout="constrained")
     axes = fig.subplots(1, 2)
@@ -86,7 +84,5 @@ def intro_phenomenon(scale: str = "chapter") -> Built:
         ax.set_title(label)
     # one time scale for both panels (the same checkpoints), right of both: a colour bar beside
     # each panel crowded the right panel's axis label
-    times = runs[next(iter(runs))].times
-    time_colors = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(0, float(times[-1])), cmap=plotting.TIME_CMAP)
-    fig.colorbar(time_colors, ax=axes, location="right", aspect=25, pad=0.02, label="time $t$")
+    plotting.time_colorbar(axes, runs[next(iter(runs))].times, location="right", aspect=25, pad=0.02)
     return Built(fig, Phenomenon(key, w0, runs, final_ipr))

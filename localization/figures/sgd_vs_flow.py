@@ -65,8 +65,6 @@ def draw_sgd_vs_flow(axes: Any, comparisons: Mapping[str, Comparison]) -> np.nda
     numpy.ndarray of Axes
         ``axes`` as a (rows, 3) array.
     """
-    import matplotlib as mpl
-
     grid = plotting.axes_grid("axes", axes, (len(comparisons), 3))
     titles = ("SGD", "flow, exact φ", "flow, Taylor φ")
     times = []
@@ -82,15 +80,9 @@ def draw_sgd_vs_flow(axes: Any, comparisons: Mapping[str, Comparison]) -> np.nda
     for ax in grid[-1]:
         ax.set_xlabel("input position $i$")
     same = all(t.shape == times[0].shape and np.array_equal(t, times[0]) for t in times)
-    fig = grid[0, 0].figure
     for ax_or_grid, t in [(grid, times[0])] if same else [(row, times[3 * r]) for r, row in enumerate(grid)]:
-        norm = mpl.colors.Normalize(vmin=float(t.min()), vmax=float(t.max()))
-        fig.colorbar(
-            mpl.cm.ScalarMappable(norm=norm, cmap=plotting.TIME_CMAP),
-            ax=list(np.ravel(ax_or_grid)),
-            label="time $t$",
-            location="bottom" if same else "right",
-            shrink=0.6 if same else 1.0,
+        plotting.time_colorbar(
+            list(np.ravel(ax_or_grid)), t, location="bottom" if same else "right", shrink=0.6 if same else 1.0
         )
     return grid
 

@@ -41,8 +41,6 @@ def draw_field_grid(axes: Any, runs: Mapping[str, IPRSweep]) -> Any:
     matplotlib.colorbar.Colorbar
         The time colour bar.
     """
-    import matplotlib as mpl
-
     grid = np.asarray(axes, dtype=object)
     if grid.ndim != 2 or grid.size != len(runs):
         raise ValueError(f"axes must be a 2-D grid with one panel per run ({len(runs)}), got shape {grid.shape}")
@@ -56,8 +54,7 @@ def draw_field_grid(axes: Any, runs: Mapping[str, IPRSweep]) -> Any:
         ax.set_xlabel("position $i$")
     for ax in grid[:, 0]:
         ax.set_ylabel("weight $w_i$")
-    time_colors = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(0, res.times[-1]), cmap=plotting.TIME_CMAP)
-    return grid[0, 0].figure.colorbar(time_colors, ax=grid, label="time $t$", location="bottom", shrink=0.6)
+    return plotting.time_colorbar(grid, res.times, location="bottom", shrink=0.6)
 
 
 def draw_ipr_during_training(ax: Any, runs: Mapping[str, IPRSweep], n: int) -> Any:
