@@ -52,11 +52,11 @@ PYTEST := $(PY) -m pytest -W "ignore:$(CACHE_WARNING):UserWarning"
 # Chapters the book build executes side by side (tools/execute_chapters.py).
 BOOK_JOBS ?= 2
 
-.PHONY: help env book test lint test-fast test-unit test-notebooks test-site lab serve references bench lock clean offline-assets update-offline-assets browser
+.PHONY: help env build-dir book test lint test-fast test-unit test-notebooks test-site lab serve references bench lock clean offline-assets update-offline-assets browser
 
 help:
 	@echo "make book   - set up (if needed), execute every chapter, write the site to _build/html"
-	@echo "make test   - set up (if needed), run lint, every unit test, nbval on every chapter, the strict book build and the browser check"
+	@echo "make test   - set up (if needed), run lint, nbval on every chapter (its executions feed the strict book build), every unit test and the browser check"
 	@echo ""
 	@echo "while working:"
 	@echo "make test-fast  - unit tests not marked slow (pytest -m 'not slow'; about a minute on 2 cores)"
@@ -109,51 +109,60 @@ browser: env
 # --- the book ----------------------------------------------------------------------------------
 # The execution cache and Sphinx's environment do not know the seed: a build for another seed
 # than the last one starts from an empty _build (but for the compilation cache: compiled programs
-# do not depend on the seed, and nbval may be writing it beside the build).
+# do not depend on the seed).
 # Jupyter Book executes chapters one at a time: tools/execute_chapters.py first executes them
 # BOOK_JOBS at a time, as the build would and with the build's environment, into the build's
 # execution cache; the build then reads every chapter from the cache ("Using cached notebook").
-BOOK_ENV := LOCALIZATION_STATIC_WIDGETS=frames LOCALIZATION_EXPLORER_LOG=$(CURDIR)/_build/explorers.jsonl
-book: env offline-assets
+BOOK_ENV := LOCALIZATION_STATIC_WIDGETS=frames
+EXPLORER_LOG := $(CURDIR)/_build/explorers.jsonl
+build-dir:
 	@mkdir -p _build; if [ "$$(cat _build/.seed 2>/dev/null)" != "$(LOCALIZATION_SEED)" ]; then \
 	  echo "book seed $(LOCALIZATION_SEED): clearing _build (it held seed '$$(cat _build/.seed 2>/dev/null)')"; \
 	  find _build -mindepth 1 -maxdepth 1 ! -name jax-cache -exec rm -rf {} + && echo "$(LOCALIZATION_SEED)" > _build/.seed; fi
-	@rm -f _build/explorers.jsonl
-	$(BOOK_ENV) $(PY) tools/execute_chapters.py --jobs $(BOOK_JOBS) $(CHAPTERS)
+
+book: env offline-assets build-dir
+	@rm -f $(EXPLORER_LOG)
+	$(BOOK_ENV) LOCALIZATION_EXPLORER_LOG=$(EXPLORER_LOG) $(PY) tools/execute_chapters.py --jobs $(BOOK_JOBS) $(CHAPTERS)
 	$(BOOK_ENV) $(BIN)/jupyter-book build . --builder html -W -n --keep-going
-	@$(PY) -m localization.explorer _build/explorers.jsonl
+	@$(PY) -m localization.explorer $(EXPLORER_LOG)
 
 # --- tests -------------------------------------------------------------------------------------
 # Two worker processes (pytest-xdist): most of a test's time is single-threaded XLA compilation.
-# (make test runs the unit tests and nbval side by side.)
+# (make test runs nbval, then the unit tests, each with two.)
 XDIST := -n 2
 
-# On 2 cores: the book first (chapters two at a time, seed 0), which fills the compilation cache;
-# then nbval under the second seed beside the unit tests, both loading most of their compiled
-# programs from the cache (two workers each: with one each, nbval ended after 10 min and the unit
-# tests after 15, one core idle meanwhile); the browser check of the built site last.
+# Every chapter is executed once: nbval runs it under the second seed, as the build would (the
+# explorers' frames drawn), compares its outputs with the references, and stores the execution in
+# the build's cache (--book-cache, tests/conftest.py); the strict build of that seed's book then
+# renders those executions. The unit tests follow (their compiled programs mostly loaded from the
+# compilation cache the chapters filled), then the browser check of the built site.
+# (Executing the chapters for the build and again for nbval took 5 minutes more on 2 cores.)
 test: env lint browser
-	$(MAKE) --no-print-directory book
-	$(MAKE) --no-print-directory -j2 test-notebooks test-unit
+	@$(MAKE) --no-print-directory build-dir LOCALIZATION_SEED=$(CHECK_SEED)
+	@rm -f $(EXPLORER_LOG)
+	LOCALIZATION_SEED=$(CHECK_SEED) $(BOOK_ENV) LOCALIZATION_EXPLORER_LOG=$(EXPLORER_LOG) $(NBVAL) --book-cache _build/.jupyter_cache
+	@$(PY) -m localization.explorer $(EXPLORER_LOG)
+	$(MAKE) --no-print-directory book LOCALIZATION_SEED=$(CHECK_SEED)
+	$(MAKE) --no-print-directory test-unit
 	$(MAKE) --no-print-directory test-site
 
 # Lint (pyflakes, pycodestyle, import order, bugbear, pyupgrade) and formatting, configured in pyproject.toml.
-# The chapters' code cells (through jupytext) get pyflakes and syntax checks: an undefined or unused
-# name fails here in seconds rather than after a chapter has run for minutes; and they must fit the
-# site's text column (75 characters: tools/code_width.py), so that no code block scrolls sideways.
+# The chapters' code cells (through jupytext, in one ruff call) get pyflakes and syntax checks: an
+# undefined or unused name fails here in seconds rather than after a chapter has run for minutes; and
+# they must fit the site's text column (75 characters: tools/code_width.py), so that no code block
+# scrolls sideways (tools/lint_chapters.py).
 lint: env
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	@for ch in $(CHAPTERS); do \
-	  $(BIN)/jupytext --quiet --to py:percent -o - $$ch | $(BIN)/ruff check --quiet --select F,E9 --stdin-filename $$ch.py - \
-	  || { echo "ruff: $$ch (code cells)"; exit 1; }; done
-	@$(PY) tools/code_width.py $(CHAPTERS)
+	@$(PY) tools/lint_chapters.py $(CHAPTERS)
 
 # nbval with the second seed: every check passes for it, and every compared output (recorded with
-# seed 0) must come out the same, so no compared text can depend on sampling or SGD.
+# seed 0) must come out the same, so no compared text can depend on sampling or SGD. (Alone, it shows
+# the explorers' controls only, as the references do: LOCALIZATION_STATIC_WIDGETS=1 above.)
+NBVAL := $(PYTEST) tests/references -q -p no:cacheprovider --nbval $(XDIST) --dist loadfile --nbval-current-env \
+  --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=600
 test-notebooks: env
-	LOCALIZATION_SEED=$(CHECK_SEED) $(PYTEST) tests/references -q -p no:cacheprovider --nbval \
-	  $(XDIST) --dist loadfile --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=600
+	LOCALIZATION_SEED=$(CHECK_SEED) $(NBVAL)
 
 test-unit: env
 	$(PYTEST) tests -q -p no:cacheprovider --ignore=tests/test_site.py $(XDIST) --durations=20
@@ -164,9 +173,11 @@ test-fast: env
 	$(PYTEST) tests -q -p no:cacheprovider --ignore=tests/test_site.py -m "not slow" $(XDIST)
 
 # The browser check of the built site (headless Chromium, network cut off): run after `make book`.
+# Two workers, each with its own browser; a page's tests stay on one worker, which visits the page
+# once per width (tests/conftest.py groups them).
 test-site: env browser
 	@test -d _build/html || { echo "test-site checks the built site: run 'make book' first (no _build/html)"; exit 1; }
-	$(PYTEST) tests/test_site.py -q -p no:cacheprovider
+	$(PYTEST) tests/test_site.py -q -p no:cacheprovider $(XDIST) --dist loadgroup
 
 # Regenerate the nbval references from the .md sources (then review `git diff tests/references`).
 # CHAPTERS=book/data.md limits it to some chapters.

@@ -45,6 +45,14 @@ def read_chapter(path: Path):
     return read_myst_markdown_notebook(path.read_text("utf8"), config=config, add_source_map=True, path=path)
 
 
+def store(cache, path: Path, executed, seconds: float) -> None:
+    """Store an executed chapter in the build's execution cache, as the build itself would."""
+    from jupyter_cache.base import CacheBundleIn
+
+    bundle = CacheBundleIn(executed, str(path), data={"execution_seconds": seconds})
+    cache.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
+
+
 def _execute(path: str, timeout: int, allow_errors: bool) -> tuple[str, float, str | None]:
     """In a worker: execute one chapter; (executed notebook as JSON, seconds, error or None)."""
     import nbformat
@@ -68,7 +76,6 @@ def main() -> int:
 
     import nbformat
     from jupyter_cache import get_cache
-    from jupyter_cache.base import CacheBundleIn
 
     execute = _config().get("execute", {})
     if execute.get("execute_notebooks") != "cache":
@@ -101,9 +108,7 @@ def main() -> int:
                 except Exception as exc:  # the worker itself failed: the build executes the chapter
                     text, seconds, error = "", 0.0, f"{type(exc).__name__}: {exc}"
                 if error is None:
-                    executed = nbformat.reads(text, as_version=4)
-                    bundle = CacheBundleIn(executed, str(path), data={"execution_seconds": seconds})
-                    cache.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
+                    store(cache, path, nbformat.reads(text, as_version=4), seconds)
                     print(f"  {path.relative_to(ROOT)}: {seconds:.1f} s", flush=True)
                 else:
                     name = path.relative_to(ROOT)
