@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.typing import DTypeLike
+from jax.typing import ArrayLike, DTypeLike
 
 from localization import data, initialisation, metrics, train
 from localization import validation as v
@@ -475,3 +475,517 @@ def phase_diagram(
         times=sweep.times,
         ipr_path=path,
     )
+
+
+# -------------------------------------------------------------------------------------------------
+# beyond the paper: large N, and data versus initialisation
+# -------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LargeNSettings:
+    """Settings of the Fig. 5 transition at several input sizes N (:func:`large_n_sweep`).
+
+    Attributes
+    ----------
+    ns : input sizes N.
+    xi : (ξ₀, ξ₁) of the transition tasks (paper Fig. 5: (0.3, 0.7), in sites).
+    gains : NLGP gains g near the transition. ks : Kur exponents k near the transition.
+    width_gain : NLGP gain of the width tasks; width_scales : the width tasks use ξ = scale × xi.
+    inits : initialisations per task (one shared data stream). init_scale, lr, batch : as in
+        :class:`Fig5Settings`.
+    min_steps, steps_per_site, max_steps : SGD steps at size N, ``steps_per_site × N`` clipped to
+        [min_steps, max_steps] (the time a field needs to localize grows with N; the cap is the budget).
+    checkpoints : evenly spaced IPR checkpoints.
+    """
+
+    ns: tuple[int, ...] = (40, 100, 200, 400)
+    xi: tuple[float, float] = (0.3, 0.7)
+    gains: tuple[float, ...] = (0.278, 0.464, 0.774, 10.0)
+    ks: tuple[float, ...] = (6.1, 7.7, 10.0)
+    width_gain: float = 10.0
+    width_scales: tuple[float, ...] = (3.0, 6.0)
+    inits: int = 4
+    init_scale: float = 1e-3
+    lr: float = 0.1
+    batch: int = 500
+    min_steps: int = 4000
+    steps_per_site: int = 60
+    max_steps: int = 12_000
+    checkpoints: int = 13
+
+    def steps(self, n: int) -> int:
+        """Return the SGD steps at input size ``n``: ``steps_per_site × n`` clipped to [min_steps, max_steps]."""
+        n = v.integer("n", n, 2)
+        return min(self.max_steps, max(self.min_steps, self.steps_per_site * n))
+
+    def replace(self, **changes: Any) -> LargeNSettings:
+        """Return a copy with some fields changed (``dataclasses.replace``)."""
+        return dataclasses.replace(self, **changes)
+
+
+#: Settings of the recorded large-N sweep (``book/data/large_n.json``).
+LARGE_N = LargeNSettings()
+
+
+def sites_holding(w: ArrayLike, fraction: float = 0.9) -> np.ndarray:
+    r"""Smallest number of sites holding ``fraction`` of :math:`\|w\|^2` (a width of the field).
+
+    Sort :math:`w_i^2` in decreasing order; return the least :math:`m` with
+    :math:`\sum_{i\le m} w_{(i)}^2 \ge \text{fraction}\,\|w\|^2`. A one-hot field gives 1, a constant
+    field :math:`\lceil \text{fraction}\cdot N\rceil`.
+
+    Parameters
+    ----------
+    w : ArrayLike
+        ``(..., N)`` weights, not all zero along the last axis.
+    fraction : float
+        In (0, 1].
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(...)`` integers in ``[1, N]``.
+    """
+    w = np.asarray(v.float_array("w", w, ndim_min=1), dtype=np.float64)
+    fraction = v.real_scalar("fraction", fraction)
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction}")
+    p = np.sort(w**2, axis=-1)[..., ::-1]
+    total = p.sum(axis=-1, keepdims=True)
+    if np.any(total <= 0):
+        raise ValueError("w must not be all zero along its last axis")
+    cum = np.cumsum(p, axis=-1) / total
+    # tolerance for rounding at fraction = 1
+    return (cum < fraction * (1 - 1e-12)).sum(axis=-1) + 1
+
+
+def _field_record(sweep: IPRSweep) -> dict:
+    w = sweep.weights
+    return dict(
+        params=sweep.params.tolist(),
+        excess_kurtosis=sweep.excess_kurtosis.tolist(),
+        ipr_path=sweep.ipr.tolist(),
+        final_ipr=sweep.final_ipr.tolist(),
+        sites90=sites_holding(w, 0.9).tolist(),
+    )
+
+
+def large_n_size(key: jax.Array, n: int, settings: LargeNSettings = LARGE_N, *, dtype: DTypeLike = jnp.float32) -> dict:
+    """Run the large-N sweep at one input size ``n`` and return its JSON-able record.
+
+    Four vmapped :func:`ipr_sweep` calls with the same key (same initialisations and data stream):
+    NLGP(``gains``) and Kur(``ks``) at ``xi``, and NLGP(``width_gain``) at ``scale × xi`` for each
+    width scale, all for ``settings.steps(n)`` steps.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    n : int
+        Input size N >= 2.
+    settings : LargeNSettings
+        The sweep's settings.
+    dtype : DTypeLike
+        Training dtype.
+
+    Returns
+    -------
+    dict
+        ``n``, ``steps``, ``times`` (C,), ``seconds``, and per group (``NLGP``, ``Kur``,
+        ``width_<scale>``): ``params``, ``excess_kurtosis``, ``ipr_path`` (P, I, C), ``final_ipr`` (P, I),
+        ``sites90`` (P, I) (:func:`sites_holding` at 0.9).
+    """
+    import time
+
+    key = v.key("key", key)
+    n = v.integer("n", n, 2)
+    if not isinstance(settings, LargeNSettings):
+        raise TypeError(f"settings must be a LargeNSettings, got {type(settings).__name__}")
+    steps = settings.steps(n)
+    kw = dict(
+        n=n,
+        inits=settings.inits,
+        init_scale=settings.init_scale,
+        lr=settings.lr,
+        batch=settings.batch,
+        steps=steps,
+        checkpoints=settings.checkpoints,
+        dtype=dtype,
+    )
+    xi0, xi1 = settings.xi
+    groups = {
+        "NLGP": ([data.family_task("NLGP", g, xi=(xi0, xi1)) for g in settings.gains], settings.gains),
+        "Kur": ([data.family_task("Kur", k, xi=(xi0, xi1)) for k in settings.ks], settings.ks),
+    }
+    for s in settings.width_scales:
+        groups[f"width_{s:g}"] = ([data.family_task("NLGP", settings.width_gain, xi=(s * xi0, s * xi1))], [s])
+    start = time.perf_counter()
+    out: dict[str, Any] = dict(n=n, steps=steps)
+    for name, (tasks, params) in groups.items():
+        sweep = ipr_sweep(key, tasks, params=params, **kw)
+        out[name] = _field_record(sweep)
+        out["times"] = sweep.times.tolist()
+    out["seconds"] = round(time.perf_counter() - start, 1)
+    return out
+
+
+def large_n_sweep(
+    key: jax.Array, settings: LargeNSettings = LARGE_N, *, path: str | None = None, seed: int | None = None
+) -> dict:
+    """Run :func:`large_n_size` at every ``settings.ns`` and return (and optionally write) the record.
+
+    The record is written after every size (so a long run leaves the sizes it finished).
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key, the same for every size.
+    settings : LargeNSettings
+        The sweep's settings.
+    path : str or None
+        JSON file to write.
+    seed : int or None
+        The integer seed of ``key``, stored in the record.
+
+    Returns
+    -------
+    dict
+        ``settings``, ``seed``, ``sizes`` (a list of :func:`large_n_size` records).
+    """
+    import json
+    import subprocess
+
+    key = v.key("key", key)
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    record: dict[str, Any] = dict(
+        description=(
+            "experiments.simulation.large_n_sweep: final IPR of M2 against excess kurtosis (NLGP, Kur) "
+            "near the Fig. 5 transition at several input sizes N, steps steps_per_site * N clipped to "
+            "[min_steps, max_steps]; "
+            "width tasks NLGP(width_gain) at xi * scale. sites90: sites holding 90% of |w|^2."
+        ),
+        command=f"nice -n 10 .venv/bin/python -m localization.experiments.simulation large_n {path}",
+        commit=commit,
+        jax_version=jax.__version__,
+        seed=seed,
+        settings=dataclasses.asdict(settings),
+        sizes=[],
+    )
+    for n in settings.ns:
+        record["sizes"].append(large_n_size(key, n, settings))
+        if path is not None:
+            with open(path, "w") as f:
+                json.dump(record, f, indent=1)
+    return record
+
+
+def transition_point(excess_kurtosis: ArrayLike, mean_ipr: ArrayLike, level: float = 0.5) -> float:
+    """Excess kurtosis at which the mean final IPR crosses ``level``, interpolated linearly.
+
+    The points are sorted by excess kurtosis; the crossing is the first change of side of ``level``
+    (:func:`localization.metrics.first_crossing` with ``direction="either"``), from the localized
+    (negative) side. NaN if the curve does not cross.
+
+    Parameters
+    ----------
+    excess_kurtosis : ArrayLike
+        (P,) distinct finite excess kurtoses.
+    mean_ipr : ArrayLike
+        (P,) mean final IPR at those points.
+    level : float
+        The IPR level.
+
+    Returns
+    -------
+    float
+        The crossing (grid spacing bounds its accuracy).
+    """
+    x = np.asarray(v.float_array("excess_kurtosis", excess_kurtosis), dtype=np.float64)
+    y = np.asarray(v.float_array("mean_ipr", mean_ipr), dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1 or x.size < 2:
+        raise ValueError(f"excess_kurtosis and mean_ipr must be 1-D of one length >= 2, got {x.shape}, {y.shape}")
+    order = np.argsort(x)
+    return float(metrics.first_crossing(x[order], y[order], level, direction="either"))
+
+
+class DataInitGrid(NamedTuple):
+    """Final fields of M2 on a grid of data streams × initialisations.
+
+    Attributes
+    ----------
+    params : (P,) Kur exponents (or family parameters); excess_kurtosis : (P,).
+    ipr : (P, D, J) final IPR, D data streams × J initialisations.
+    peak : (P, D, J) peak site ``argmax |w|``.
+    n : ring size.
+    """
+
+    params: np.ndarray
+    excess_kurtosis: np.ndarray
+    ipr: np.ndarray
+    peak: np.ndarray
+    n: int
+
+
+def data_init_grid(
+    data_key: jax.Array,
+    init_key: jax.Array,
+    tasks: Sequence[Any],
+    *,
+    params: Sequence[float] | None = None,
+    data_streams: int = 6,
+    inits: int = 6,
+    n: int = 40,
+    init_scale: float = 1e-3,
+    lr: float = 0.1,
+    batch: int = 1000,
+    steps: int = 4000,
+    dtype: DTypeLike = jnp.float32,
+) -> DataInitGrid:
+    """Train M2 on every (data stream d, initialisation j) pair, for P tasks of one structure.
+
+    Initialisation j is the same for every stream (drawn from ``init_key``); stream d is
+    ``fold_in(data_key, d)``, the same for every initialisation and task. One :func:`ipr_sweep`-like
+    vmapped call (tasks × initialisations) per stream, compiled once.
+
+    Parameters
+    ----------
+    data_key, init_key : jax.Array
+        PRNG keys of the data streams and of the initial weights.
+    tasks : Sequence
+        P tasks of one pytree structure.
+    params : Sequence[float] or None
+        (P,) family parameters, stored.
+    data_streams, inits : int
+        D >= 2 streams and J >= 2 initialisations.
+    n, init_scale, lr, batch, steps, dtype
+        As in :func:`ipr_sweep`.
+
+    Returns
+    -------
+    DataInitGrid
+        ``ipr`` and ``peak`` (P, D, J).
+    """
+    from localization.field_analysis import peak_position
+
+    data_key = v.key("data_key", data_key)
+    init_key = v.key("init_key", init_key)
+    data_streams = v.integer("data_streams", data_streams, 2)
+    inits = v.integer("inits", inits, 2)
+    n = v.integer("n", n, 2)
+    if isinstance(tasks, (str, bytes)) or not isinstance(tasks, Sequence) or len(tasks) == 0:
+        raise TypeError(f"tasks must be a non-empty sequence of tasks, got {tasks!r}")
+    w0 = init_neurons(init_key, inits, n, init_scale, dtype)
+    kw = dict(lr=lr, batch=batch, steps=steps, checkpoints=2, n=n, dtype=dtype)
+    finals = []
+    for d in range(data_streams):
+        k = jax.random.fold_in(data_key, d)
+        if len(tasks) == 1:
+            w = np.asarray(train.train_online(k, tasks[0], w0, **kw).weights, dtype=np.float64)[None]
+        else:
+            w = np.asarray(train.train_sweep(k, list(tasks), w0, **kw).weights, dtype=np.float64)
+        finals.append(w[:, :, -1, :])  # (P, J, N)
+    w = np.stack(finals, axis=1)  # (P, D, J, N)
+    par = np.full(len(tasks), np.nan) if params is None else np.asarray(params, dtype=np.float64)
+    return DataInitGrid(
+        params=par,
+        excess_kurtosis=np.array([_excess_kurtosis(t) for t in tasks], dtype=np.float64),
+        ipr=np.asarray(metrics.ipr(w), dtype=np.float64),
+        peak=np.asarray(peak_position(w)),
+        n=n,
+    )
+
+
+class TwoWay(NamedTuple):
+    """Random-effects two-way split of a (D, J) table (one value per data stream × initialisation).
+
+    Attributes
+    ----------
+    data, init, residual : variance components (>= 0, clipped): between data streams, between
+        initialisations, and what neither explains alone (interaction and noise).
+    total : data + init + residual.
+    f_data, f_init : F ratios MS_data / MS_residual and MS_init / MS_residual.
+    """
+
+    data: float
+    init: float
+    residual: float
+    total: float
+    f_data: float
+    f_init: float
+
+    def share(self, part: str) -> float:
+        """Return the fraction of ``total`` in ``part`` ("data", "init" or "residual")."""
+        if part not in ("data", "init", "residual"):
+            raise ValueError(f"part must be 'data', 'init' or 'residual', got {part!r}")
+        return getattr(self, part) / self.total if self.total > 0 else float("nan")
+
+
+def two_way_variance(table: ArrayLike) -> TwoWay:
+    r"""Split the variance of a (D, J) table into data, initialisation and residual components.
+
+    Two-way random-effects ANOVA without replication, :math:`y_{dj} = \mu + a_d + b_j + e_{dj}`:
+    :math:`MS_a = J\sum_d(\bar y_{d\cdot}-\bar y)^2/(D-1)`, :math:`MS_b = D\sum_j(\bar y_{\cdot j}-\bar
+    y)^2/(J-1)`, :math:`MS_e = \sum(y-\bar y_{d\cdot}-\bar y_{\cdot j}+\bar y)^2/((D-1)(J-1))`;
+    :math:`\sigma_a^2 = (MS_a-MS_e)/J`, :math:`\sigma_b^2 = (MS_b-MS_e)/D`, :math:`\sigma_e^2 = MS_e`.
+    Complex entries (points :math:`e^{i\theta}` on the unit circle) use :math:`|\cdot|^2`: the sum of the
+    splits of the real and imaginary parts, i.e. of the circle's points as vectors in the plane.
+
+    Parameters
+    ----------
+    table : ArrayLike
+        (D, J) values, D, J >= 2, real or complex, finite.
+
+    Returns
+    -------
+    TwoWay
+    """
+    y = np.asarray(table)
+    if y.ndim != 2 or min(y.shape) < 2:
+        raise ValueError(f"table must be 2-D with at least 2 rows and 2 columns, got shape {y.shape}")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("table must be finite")
+    D, J = y.shape
+    m = y.mean()
+    a, b = y.mean(axis=1), y.mean(axis=0)
+    ms_a = J * np.sum(np.abs(a - m) ** 2) / (D - 1)
+    ms_b = D * np.sum(np.abs(b - m) ** 2) / (J - 1)
+    ms_e = np.sum(np.abs(y - a[:, None] - b[None, :] + m) ** 2) / ((D - 1) * (J - 1))
+    sa, sb, se = max((ms_a - ms_e) / J, 0.0), max((ms_b - ms_e) / D, 0.0), float(ms_e)
+    inf = float("inf")
+    return TwoWay(
+        data=float(sa),
+        init=float(sb),
+        residual=se,
+        total=float(sa + sb + se),
+        f_data=float(ms_a / ms_e) if ms_e > 0 else inf,
+        f_init=float(ms_b / ms_e) if ms_e > 0 else inf,
+    )
+
+
+def peak_agreement_by_pair(peak: ArrayLike, n: int, tol: int = 1) -> dict[str, float]:
+    """Fraction of run pairs whose peaks lie within ``tol`` sites (circular), by what the pair shares.
+
+    Parameters
+    ----------
+    peak : ArrayLike
+        (D, J) integer peak sites on a ring of ``n`` sites.
+    n : int
+        Ring size.
+    tol : int
+        Circular distance counted as the same peak, >= 0.
+
+    Returns
+    -------
+    dict
+        ``same_data`` (pairs with one data stream, different initialisations), ``same_init`` (the
+        reverse), ``neither``; and ``chance``, the probability for two independent uniform peaks.
+    """
+    p = np.asarray(peak)
+    if p.ndim != 2 or min(p.shape) < 2:
+        raise ValueError(f"peak must be 2-D with at least 2 rows and 2 columns, got shape {p.shape}")
+    n = v.integer("n", n, 2)
+    tol = v.integer("tol", tol, 0)
+    D, J = p.shape
+    d = np.abs(p.reshape(D, J, 1, 1) - p.reshape(1, 1, D, J)) % n
+    close = np.minimum(d, n - d) <= tol
+    same_d = np.eye(D, dtype=bool)[:, None, :, None]
+    same_j = np.eye(J, dtype=bool)[None, :, None, :]
+    return dict(
+        same_data=float(close[same_d & ~same_j].mean()),
+        same_init=float(close[~same_d & same_j].mean()),
+        neither=float(close[~same_d & ~same_j].mean()),
+        chance=min(2 * tol + 1, n) / n,
+    )
+
+
+#: Settings of the recorded data-versus-initialisation grid (``book/data/variance_data_init.json``):
+#: Kur(k) at a localizing, a near-zero and a non-localizing excess kurtosis; Fig. 5's length-scales;
+#: the chapter's Fig. 5 batch and horizon.
+DATA_INIT = dict(ks=(10.0, 6.1, 5.0), xi=(0.3, 0.7), n=40, data_streams=6, inits=6, batch=1000, steps=4000)
+
+
+def data_init_keys(seed: int) -> tuple[jax.Array, jax.Array]:
+    """Return the (data, initialisation) keys of the data-versus-initialisation grid for ``seed``."""
+    key = jax.random.key(v.integer("seed", seed, 0))
+    return jax.random.fold_in(key, 1), jax.random.fold_in(key, 2)
+
+
+def data_init_record(seed: int = 0, *, path: str | None = None, settings: Mapping[str, Any] = DATA_INIT) -> dict:
+    """Run :func:`data_init_grid` at ``settings`` (default :data:`DATA_INIT`) and return (write) its record.
+
+    Parameters
+    ----------
+    seed : int
+        Seed of :func:`data_init_keys`.
+    path : str or None
+        JSON file to write.
+    settings : Mapping
+        ``ks``, ``xi``, ``n``, ``data_streams``, ``inits``, ``batch``, ``steps``.
+
+    Returns
+    -------
+    dict
+        Settings, seed, commit, seconds, and ``ks``, ``excess_kurtosis``, ``ipr`` (P, D, J), ``peak`` (P, D, J).
+    """
+    import json
+    import subprocess
+    import time
+
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    s = dict(settings)
+    tasks = [data.family_task("Kur", k, xi=tuple(s["xi"])) for k in s["ks"]]
+    start = time.perf_counter()
+    g = data_init_grid(
+        *data_init_keys(seed),
+        tasks,
+        params=s["ks"],
+        data_streams=s["data_streams"],
+        inits=s["inits"],
+        n=s["n"],
+        batch=s["batch"],
+        steps=s["steps"],
+    )
+    record = dict(
+        description=(
+            "experiments.simulation.data_init_record: final IPR and peak site (argmax |w|) of M2 on a grid of "
+            "data streams (rows) x initialisations (columns), for Kur(k) tasks."
+        ),
+        command=f"nice -n 10 .venv/bin/python -m localization.experiments.simulation data_init {path} --seed {seed}",
+        commit=commit,
+        jax_version=jax.__version__,
+        seed=seed,
+        settings={k: list(x) if isinstance(x, tuple) else x for k, x in s.items()},
+        seconds=round(time.perf_counter() - start, 1),
+        ks=list(s["ks"]),
+        excess_kurtosis=g.excess_kurtosis.tolist(),
+        ipr=g.ipr.tolist(),
+        peak=g.peak.tolist(),
+    )
+    if path is not None:
+        with open(path, "w") as f:
+            json.dump(record, f, indent=1)
+    return record
+
+
+def _main(argv: Sequence[str] | None = None) -> None:
+    """``python -m localization.experiments.simulation large_n PATH [--seed S]``: write a record."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m localization.experiments.simulation")
+    p.add_argument("name", choices=["large_n", "data_init"])
+    p.add_argument("path")
+    p.add_argument("--seed", type=int, default=0)
+    a = p.parse_args(argv)
+    if a.name == "large_n":
+        large_n_sweep(jax.random.key(a.seed), LARGE_N, path=a.path, seed=a.seed)
+    else:
+        data_init_record(a.seed, path=a.path)
+
+
+if __name__ == "__main__":
+    _main()
