@@ -52,6 +52,23 @@ __all__ = [
     "fig5",
     "phase_diagram",
     "fig5_table",
+    "LargeNSettings",
+    "LARGE_N",
+    "LARGE_N_LONG",
+    "sites_holding",
+    "large_n_size",
+    "large_n_sweep",
+    "transition_point",
+    "LargeNSize",
+    "large_n_summary",
+    "DataInitGrid",
+    "data_init_grid",
+    "TwoWay",
+    "two_way_variance",
+    "peak_agreement_by_pair",
+    "DATA_INIT",
+    "data_init_keys",
+    "data_init_record",
 ]
 
 #: Paper Fig. 5 exponents k of Kur(k) (reference settings).
@@ -524,6 +541,11 @@ class LargeNSettings:
 
 #: Settings of the recorded large-N sweep (``book/data/large_n.json``).
 LARGE_N = LargeNSettings()
+#: Four times the horizon at N = 100 for two values of each family that localize at N = 40 but not
+#: at N = 100 within :data:`LARGE_N`'s horizon (``book/data/large_n_long.json``).
+LARGE_N_LONG = LargeNSettings(
+    ns=(100,), gains=(0.464, 10.0), ks=(7.7, 10.0), width_scales=(), min_steps=24_000, max_steps=24_000, checkpoints=25
+)
 
 
 def sites_holding(w: ArrayLike, fraction: float = 0.9) -> np.ndarray:
@@ -629,7 +651,12 @@ def large_n_size(key: jax.Array, n: int, settings: LargeNSettings = LARGE_N, *, 
 
 
 def large_n_sweep(
-    key: jax.Array, settings: LargeNSettings = LARGE_N, *, path: str | None = None, seed: int | None = None
+    key: jax.Array,
+    settings: LargeNSettings = LARGE_N,
+    *,
+    path: str | None = None,
+    seed: int | None = None,
+    name: str = "large_n",
 ) -> dict:
     """Run :func:`large_n_size` at every ``settings.ns`` and return (and optionally write) the record.
 
@@ -645,6 +672,8 @@ def large_n_sweep(
         JSON file to write.
     seed : int or None
         The integer seed of ``key``, stored in the record.
+    name : str
+        The subcommand of ``python -m localization.experiments.simulation`` quoted in the record.
 
     Returns
     -------
@@ -666,7 +695,7 @@ def large_n_sweep(
             "[min_steps, max_steps]; "
             "width tasks NLGP(width_gain) at xi * scale. sites90: sites holding 90% of |w|^2."
         ),
-        command=f"nice -n 10 .venv/bin/python -m localization.experiments.simulation large_n {path}",
+        command=f"nice -n 10 .venv/bin/python -m localization.experiments.simulation {name} {path} --seed {seed}",
         commit=commit,
         jax_version=jax.__version__,
         seed=seed,
@@ -972,17 +1001,99 @@ def data_init_record(seed: int = 0, *, path: str | None = None, settings: Mappin
     return record
 
 
+class LargeNSize(NamedTuple):
+    """What the large-N record says at one input size (:func:`large_n_summary`).
+
+    Attributes
+    ----------
+    n, steps : input size and SGD steps; times : (C,) checkpoint times.
+    exk : family → (P,) excess kurtosis; mean, std : family → (P,) final IPR over initialisations.
+    crossing : family → excess kurtosis where the mean final IPR crosses ``level`` (NaN: none).
+    t_loc : first time the mean IPR of the strongest NLGP gain reaches ``level`` (NaN: never).
+    width_ipr, width_sites : width-scale → mean 1/IPR and mean sites holding 90% of |w|² of the
+        width task's final fields; width_final : width-scale → mean final IPR.
+    """
+
+    n: int
+    steps: int
+    times: np.ndarray
+    exk: dict
+    mean: dict
+    std: dict
+    crossing: dict
+    t_loc: float
+    width_ipr: dict
+    width_sites: dict
+    width_final: dict
+
+
+def large_n_summary(record: Mapping[str, Any], level: float = 0.5) -> list[LargeNSize]:
+    """Summarise a :func:`large_n_sweep` record, one :class:`LargeNSize` per input size.
+
+    Parameters
+    ----------
+    record : Mapping
+        The record (JSON dict).
+    level : float
+        IPR level of the transition and of the localization time, in (0, 1).
+
+    Returns
+    -------
+    list of LargeNSize
+    """
+    level = v.real_scalar("level", level)
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    out = []
+    for sz in record["sizes"]:
+        times = np.asarray(sz["times"], dtype=np.float64)
+        exk, mean, std, crossing = {}, {}, {}, {}
+        for fam in ("NLGP", "Kur"):
+            f = np.asarray(sz[fam]["final_ipr"], dtype=np.float64)
+            exk[fam] = np.asarray(sz[fam]["excess_kurtosis"], dtype=np.float64)
+            mean[fam], std[fam] = f.mean(axis=1), f.std(axis=1)
+            crossing[fam] = transition_point(exk[fam], mean[fam], level)
+        strongest = int(np.argmax(sz["NLGP"]["params"]))
+        curve = np.asarray(sz["NLGP"]["ipr_path"], dtype=np.float64)[strongest].mean(axis=0)
+        t_loc = float(metrics.first_crossing(times, curve, level))
+        w_ipr, w_sites, w_final = {}, {}, {}
+        for name in sz:
+            if name.startswith("width_"):
+                scale = float(name.removeprefix("width_"))
+                f = np.asarray(sz[name]["final_ipr"], dtype=np.float64)[0]
+                w_ipr[scale] = float(np.mean(1 / f))
+                w_sites[scale] = float(np.mean(sz[name]["sites90"][0]))
+                w_final[scale] = float(f.mean())
+        out.append(
+            LargeNSize(
+                n=int(sz["n"]),
+                steps=int(sz["steps"]),
+                times=times,
+                exk=exk,
+                mean=mean,
+                std=std,
+                crossing=crossing,
+                t_loc=t_loc,
+                width_ipr=w_ipr,
+                width_sites=w_sites,
+                width_final=w_final,
+            )
+        )
+    return out
+
+
 def _main(argv: Sequence[str] | None = None) -> None:
     """``python -m localization.experiments.simulation large_n PATH [--seed S]``: write a record."""
     import argparse
 
     p = argparse.ArgumentParser(prog="python -m localization.experiments.simulation")
-    p.add_argument("name", choices=["large_n", "data_init"])
+    p.add_argument("name", choices=["large_n", "large_n_long", "data_init"])
     p.add_argument("path")
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
-    if a.name == "large_n":
-        large_n_sweep(jax.random.key(a.seed), LARGE_N, path=a.path, seed=a.seed)
+    if a.name in ("large_n", "large_n_long"):
+        settings = LARGE_N if a.name == "large_n" else LARGE_N_LONG
+        large_n_sweep(jax.random.key(a.seed), settings, path=a.path, seed=a.seed, name=a.name)
     else:
         data_init_record(a.seed, path=a.path)
 

@@ -40,6 +40,13 @@ __all__ = [
     "fig5_ipr_vs_kurtosis",
     "fig5_settling",
     "phase_diagram",
+    "LARGE_N_RECORD_PATH",
+    "DATA_INIT_RECORD_PATH",
+    "read_record",
+    "large_n_transition",
+    "large_n_time",
+    "DataInit",
+    "data_init_variance",
 ]
 
 #: Input size of every experiment of the chapter (paper: N = 40).
@@ -275,3 +282,182 @@ def phase_diagram(scale: str = "chapter") -> Built:
     fig = new_figure((plotting.COLUMN_WIDTH, 4.4), layout="constrained")
     sweeps.draw_phase_diagram(fig.subplots(), pd, N)
     return Built(fig, pd)
+
+
+#: The recorded large-N sweep (``python -m localization.experiments.simulation large_n book/data/large_n.json``).
+LARGE_N_RECORD_PATH = "book/data/large_n.json"
+#: The recorded data x initialisation grid
+#: (``python -m localization.experiments.simulation data_init book/data/variance_data_init.json``).
+DATA_INIT_RECORD_PATH = "book/data/variance_data_init.json"
+
+
+def read_record(path: str) -> dict:
+    """Return a JSON record of ``book/data`` (``path`` relative to the repository root, or absolute).
+
+    Parameters
+    ----------
+    path : str
+        The record's path.
+
+    Returns
+    -------
+    dict
+        The parsed JSON.
+    """
+    import json
+    import pathlib
+
+    if not isinstance(path, str):
+        raise TypeError(f"path must be a str, got {type(path).__name__}")
+    full = pathlib.Path(path)
+    if not full.is_absolute():
+        full = pathlib.Path(__file__).resolve().parents[2] / full
+    with open(full) as f:
+        return json.load(f)
+
+
+def _size_colors(ns):
+    import matplotlib as mpl
+
+    cmap = mpl.colormaps["viridis"]
+    return {n: cmap(0.85 * i / max(len(ns) - 1, 1)) for i, n in enumerate(ns)}
+
+
+@register("large_n_transition", "simulation")
+def large_n_transition(scale: str = "chapter") -> Built:
+    """Build the Fig. 5 transition at several input sizes N, from the recorded large-N sweep.
+
+    Mean ± std over initialisations of the final IPR against the excess kurtosis, one curve per N,
+    NLGP (top) and Kur (bottom), ξ = (0.3, 0.7); short horizontal ticks: the random level 3/(N+2).
+    Read from :data:`LARGE_N_RECORD_PATH` (the same at both scales).
+
+    Parameters
+    ----------
+    scale : {"chapter", "paper"}
+        Accepted for the registry; the record is the same.
+
+    Returns
+    -------
+    Built
+        The figure and ``(record, summary)``, the JSON record and ``experiments.large_n_summary`` of it.
+    """
+    check_scale(scale)
+    record = read_record(LARGE_N_RECORD_PATH)
+    summary = ex.simulation.large_n_summary(record)
+    colors = _size_colors([z.n for z in summary])
+    fig = new_figure((plotting.COLUMN_WIDTH, 5.2), layout="constrained")
+    axes = fig.subplots(2, 1, sharey=True)
+    for ax, fam, label in [(axes[0], "NLGP", "NLGP($g$)"), (axes[1], "Kur", "Kur($k$)")]:
+        for z in summary:
+            c = colors[z.n]
+            ax.errorbar(
+                z.exk[fam], z.mean[fam], yerr=z.std[fam], fmt="o-", ms=4, capsize=2, color=c, label=f"N = {z.n}"
+            )
+            hi = z.exk[fam].max()
+            ax.plot([hi + 0.02, hi + 0.1], [3 / (z.n + 2)] * 2, color=c, lw=2)
+        ax.axhline(0.5, color="0.5", ls=":", lw=1)
+        ax.set_title(f"{label}, $\\xi = (0.3, 0.7)$: final IPR")
+        ax.set_ylabel("final IPR")
+        ax.set_xlabel("excess kurtosis")
+    axes[0].legend(fontsize="small", loc="upper right")
+    return Built(fig, (record, summary))
+
+
+@register("large_n_time", "simulation")
+def large_n_time(scale: str = "chapter") -> Built:
+    """Build the mean IPR during training of the most localizing NLGP gain at every recorded N.
+
+    Left: NLGP(g = 10), ξ = (0.3, 0.7), against time; right: the same against time / N. Read from
+    :data:`LARGE_N_RECORD_PATH`.
+
+    Parameters
+    ----------
+    scale : {"chapter", "paper"}
+        Accepted for the registry; the record is the same.
+
+    Returns
+    -------
+    Built
+        The figure and the ``experiments.large_n_summary`` of the record.
+    """
+    check_scale(scale)
+    record = read_record(LARGE_N_RECORD_PATH)
+    summary = ex.simulation.large_n_summary(record)
+    colors = _size_colors([z.n for z in summary])
+    fig = new_figure((plotting.COLUMN_WIDTH, 3.0), layout="constrained")
+    axes = fig.subplots(1, 2, sharey=True)
+    for sz, z in zip(record["sizes"], summary, strict=True):
+        g = int(max(range(len(sz["NLGP"]["params"])), key=lambda i: sz["NLGP"]["params"][i]))
+        curve = [sum(col) / len(col) for col in zip(*sz["NLGP"]["ipr_path"][g], strict=True)]
+        axes[0].plot(z.times, curve, "o-", ms=3, color=colors[z.n], label=f"N = {z.n}")
+        axes[1].plot(z.times / z.n, curve, "o-", ms=3, color=colors[z.n])
+    axes[0].set_xlabel("time $t$")
+    axes[1].set_xlabel("$t / N$")
+    axes[0].set_ylabel("mean IPR, NLGP($g$ = 10)")
+    axes[0].legend(fontsize="small")
+    return Built(fig, summary)
+
+
+class DataInit(NamedTuple):
+    """The recorded data x initialisation grid and its variance splits.
+
+    Attributes
+    ----------
+    record : dict
+        The JSON record (``ipr``, ``peak`` (P, D, J), ``ks``, ``excess_kurtosis``, settings).
+    ipr, peak : list of experiments.TwoWay
+        Per k: the split of the final IPR, and of the peak site as a point on the circle.
+    agreement : list of dict
+        Per k: ``experiments.peak_agreement_by_pair`` (within 1 site).
+    """
+
+    record: dict
+    ipr: list
+    peak: list
+    agreement: list
+
+
+@register("data_init_variance", "simulation")
+def data_init_variance(scale: str = "chapter") -> Built:
+    """Build the split of the final IPR's and the peak position's variance into data and initialisation.
+
+    Stacked bars per Kur(k): the shares of the data streams, the initialisations and the residual
+    (interaction), for the final IPR (top) and the peak site as a point on the circle (bottom). Read
+    from :data:`DATA_INIT_RECORD_PATH`.
+
+    Parameters
+    ----------
+    scale : {"chapter", "paper"}
+        Accepted for the registry; the record is the same.
+
+    Returns
+    -------
+    Built
+        The figure and a :class:`DataInit`.
+    """
+    import numpy as np
+
+    check_scale(scale)
+    record = read_record(DATA_INIT_RECORD_PATH)
+    n = int(record["settings"]["n"])
+    sim = ex.simulation
+    ipr = [sim.two_way_variance(np.asarray(t)) for t in record["ipr"]]
+    peak = [sim.two_way_variance(np.exp(2j * np.pi * np.asarray(t) / n)) for t in record["peak"]]
+    agree = [sim.peak_agreement_by_pair(np.asarray(t), n) for t in record["peak"]]
+    fig = new_figure((plotting.COLUMN_WIDTH, 4.6), layout="constrained")
+    axes = fig.subplots(2, 1, sharex=True)
+    labels = [f"Kur({k:g})\nexc. kurt. {e:+.2f}" for k, e in zip(record["ks"], record["excess_kurtosis"], strict=True)]
+    x = np.arange(len(labels))
+    parts = [("data", "data stream", "C0"), ("init", "initialisation", "C1"), ("residual", "residual", "0.7")]
+    for ax, splits, title in [(axes[0], ipr, "final IPR"), (axes[1], peak, "peak site (on the circle)")]:
+        bottom = np.zeros(len(x))
+        for part, label, color in parts:
+            h = np.array([sp.share(part) for sp in splits])
+            ax.bar(x, h, bottom=bottom, color=color, label=label, width=0.6)
+            bottom += h
+        ax.set_ylabel("share of variance")
+        ax.set_title(f"{title}: variance components")
+        ax.set_ylim(0, 1)
+    axes[0].legend(fontsize="small", loc="upper right", ncols=3)
+    axes[1].set_xticks(x, labels)
+    return Built(fig, DataInit(record=record, ipr=ipr, peak=peak, agreement=agree))
