@@ -932,7 +932,7 @@ def peak_agreement_by_pair(peak: ArrayLike, n: int, tol: int = 1) -> dict[str, f
 #: Settings of the recorded data-versus-initialisation grid (``book/data/variance_data_init.json``):
 #: Kur(k) at a localizing, a near-zero and a non-localizing excess kurtosis; Fig. 5's length-scales;
 #: the chapter's Fig. 5 batch and horizon.
-DATA_INIT = dict(ks=(10.0, 6.1, 5.0), xi=(0.3, 0.7), n=40, data_streams=6, inits=6, batch=1000, steps=4000)
+DATA_INIT = dict(ks=(10.0, 6.1, 5.0), xi=(0.3, 0.7), n=40, data_streams=10, inits=10, batch=1000, steps=4000)
 
 
 def data_init_keys(seed: int) -> tuple[jax.Array, jax.Array]:

@@ -458,6 +458,6 @@ def data_init_variance(scale: str = "chapter") -> Built:
         ax.set_ylabel("share of variance")
         ax.set_title(f"{title}: variance components")
         ax.set_ylim(0, 1)
-    axes[0].legend(fontsize="small", loc="upper right", ncols=3)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=3, fontsize="small")
     axes[1].set_xticks(x, labels)
     return Built(fig, DataInit(record=record, ipr=ipr, peak=peak, agreement=agree))
