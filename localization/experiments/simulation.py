@@ -55,6 +55,7 @@ __all__ = [
     "LargeNSettings",
     "LARGE_N",
     "LARGE_N_LONG",
+    "LARGE_N_BATCH",
     "sites_holding",
     "large_n_size",
     "large_n_sweep",
@@ -546,6 +547,9 @@ LARGE_N = LargeNSettings()
 LARGE_N_LONG = LargeNSettings(
     ns=(100,), gains=(0.464, 10.0), ks=(7.7, 10.0), width_scales=(), min_steps=24_000, max_steps=24_000, checkpoints=25
 )
+#: The same points at N = 100 with ten times :data:`LARGE_N`'s batch (less gradient noise), at its
+#: horizon (``book/data/large_n_batch.json``).
+LARGE_N_BATCH = LARGE_N_LONG.replace(batch=5000, min_steps=6000, max_steps=6000, checkpoints=13)
 
 
 def sites_holding(w: ArrayLike, fraction: float = 0.9) -> np.ndarray:
@@ -1087,12 +1091,12 @@ def _main(argv: Sequence[str] | None = None) -> None:
     import argparse
 
     p = argparse.ArgumentParser(prog="python -m localization.experiments.simulation")
-    p.add_argument("name", choices=["large_n", "large_n_long", "data_init"])
+    p.add_argument("name", choices=["large_n", "large_n_long", "large_n_batch", "data_init"])
     p.add_argument("path")
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
-    if a.name in ("large_n", "large_n_long"):
-        settings = LARGE_N if a.name == "large_n" else LARGE_N_LONG
+    if a.name in ("large_n", "large_n_long", "large_n_batch"):
+        settings = {"large_n": LARGE_N, "large_n_long": LARGE_N_LONG, "large_n_batch": LARGE_N_BATCH}[a.name]
         large_n_sweep(jax.random.key(a.seed), settings, path=a.path, seed=a.seed, name=a.name)
     else:
         data_init_record(a.seed, path=a.path)
