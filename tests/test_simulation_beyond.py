@@ -98,3 +98,11 @@ def test_large_n_summary_synthetic():
     # strongest gain reaches 0.5 between t = 0 (0.1) and t = 1 (0.6): at 0.8
     assert z.t_loc == pytest.approx(0.8)
     assert z.width_ipr[3.0] == pytest.approx(3.0) and z.width_sites[3.0] == 3.0
+
+
+def test_two_way_p_values():
+    rng = np.random.default_rng(1)
+    noise = sim.two_way_variance(rng.normal(size=(10, 10)))
+    assert 0 < noise.p_data < 1 and 0 < noise.p_init < 1
+    strong = sim.two_way_variance(np.add.outer(np.arange(10.0), np.zeros(10)) + rng.normal(0, 0.1, (10, 10)))
+    assert strong.p_data < 1e-10 and strong.p_init > 1e-3

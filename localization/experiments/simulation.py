@@ -839,6 +839,8 @@ class TwoWay(NamedTuple):
         initialisations, and what neither explains alone (interaction and noise).
     total : data + init + residual.
     f_data, f_init : F ratios MS_data / MS_residual and MS_init / MS_residual.
+    p_data, p_init : their p-values under no data (initialisation) effect, F distribution with
+        (D - 1, (D - 1)(J - 1)) ((J - 1, (D - 1)(J - 1))) degrees of freedom (Gaussian errors).
     """
 
     data: float
@@ -847,6 +849,8 @@ class TwoWay(NamedTuple):
     total: float
     f_data: float
     f_init: float
+    p_data: float
+    p_init: float
 
     def share(self, part: str) -> float:
         """Return the fraction of ``total`` in ``part`` ("data", "init" or "residual")."""
@@ -885,15 +889,22 @@ def two_way_variance(table: ArrayLike) -> TwoWay:
     ms_a = J * np.sum(np.abs(a - m) ** 2) / (D - 1)
     ms_b = D * np.sum(np.abs(b - m) ** 2) / (J - 1)
     ms_e = np.sum(np.abs(y - a[:, None] - b[None, :] + m) ** 2) / ((D - 1) * (J - 1))
+    from scipy import stats
+
     sa, sb, se = max((ms_a - ms_e) / J, 0.0), max((ms_b - ms_e) / D, 0.0), float(ms_e)
     inf = float("inf")
+    f_a = float(ms_a / ms_e) if ms_e > 0 else inf
+    f_b = float(ms_b / ms_e) if ms_e > 0 else inf
+    dfe = (D - 1) * (J - 1)
     return TwoWay(
         data=float(sa),
         init=float(sb),
         residual=se,
         total=float(sa + sb + se),
-        f_data=float(ms_a / ms_e) if ms_e > 0 else inf,
-        f_init=float(ms_b / ms_e) if ms_e > 0 else inf,
+        f_data=f_a,
+        f_init=f_b,
+        p_data=float(stats.f.sf(f_a, D - 1, dfe)),
+        p_init=float(stats.f.sf(f_b, J - 1, dfe)),
     )
 
 
