@@ -335,7 +335,7 @@ def _code_cell(code: Code) -> str:
         lines = f" L{first}" + (f"–{last}" if last else "")
     commit = "" if code.commit == DEFAULT_COMMIT else f" @ `{code.commit[:7]}`"
     link = f"[{name}{lines}]({url}){commit}"
-    return _cell(code.settings if code.settings == "—" else f"{code.settings}; {link}")
+    return _cell(link if code.settings == "—" else f"{code.settings}; {link}")
 
 
 def markdown_table(rows: Sequence[Row], part: str) -> str:
