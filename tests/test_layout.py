@@ -34,6 +34,8 @@ BOOK_INFRA = (
     "explorer_page",
     "plotting",
     "rasterise",
+    "records",
+    "scorecard",
 )
 #: The plumbing every layer may use.
 BASE = ("validation", "pytree", "prng")
