@@ -661,6 +661,7 @@ def large_n_sweep(
     path: str | None = None,
     seed: int | None = None,
     name: str = "large_n",
+    resume: bool = False,
 ) -> dict:
     """Run :func:`large_n_size` at every ``settings.ns`` and return (and optionally write) the record.
 
@@ -678,6 +679,9 @@ def large_n_sweep(
         The integer seed of ``key``, stored in the record.
     name : str
         The subcommand of ``python -m localization.experiments.simulation`` quoted in the record.
+    resume : bool
+        Keep the sizes already in ``path`` (same settings required) and run only the others (a run
+        that was stopped); each size records the commit that ran it.
 
     Returns
     -------
@@ -706,8 +710,21 @@ def large_n_sweep(
         settings=dataclasses.asdict(settings),
         sizes=[],
     )
+    if resume and path is not None:
+        import os
+
+        if os.path.exists(path):
+            with open(path) as f:
+                old = json.load(f)
+            if old["settings"] != json.loads(json.dumps(dataclasses.asdict(settings))):
+                raise ValueError(f"resume: the settings of {path} differ from {settings}")
+            record["sizes"] = old["sizes"]
+            record["commit"] = old["commit"]
+    done = {sz["n"] for sz in record["sizes"]}
     for n in settings.ns:
-        record["sizes"].append(large_n_size(key, n, settings))
+        if n in done:
+            continue
+        record["sizes"].append({**large_n_size(key, n, settings), "commit": commit})
         if path is not None:
             with open(path, "w") as f:
                 json.dump(record, f, indent=1)
@@ -1105,10 +1122,11 @@ def _main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("name", choices=["large_n", "large_n_long", "large_n_batch", "data_init"])
     p.add_argument("path")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--resume", action="store_true", help="large_n*: keep the sizes already in PATH")
     a = p.parse_args(argv)
     if a.name in ("large_n", "large_n_long", "large_n_batch"):
         settings = {"large_n": LARGE_N, "large_n_long": LARGE_N_LONG, "large_n_batch": LARGE_N_BATCH}[a.name]
-        large_n_sweep(jax.random.key(a.seed), settings, path=a.path, seed=a.seed, name=a.name)
+        large_n_sweep(jax.random.key(a.seed), settings, path=a.path, seed=a.seed, name=a.name, resume=a.resume)
     else:
         data_init_record(a.seed, path=a.path)
 
