@@ -12,6 +12,7 @@ One concept per module:
                               dimension-dependent elliptical laws are in ``data.elliptical``
 ``data.copula``               Gaussian copulas X_i = T(Z_i): Gaussian, NLGP, Kur, RootedKur
 ``data.ising``                the periodic Ising chain (exact sampler; the paper's Metropolis chains)
+``data.paper_samplers``       reproductions of the paper code's Kur and Ising samplers (comparison)
 ``data.elliptical``           elliptical laws: Student t, ellipse surface, radial law
 ``data.pulse``                the single binary pulse of notes 001
 ``data.clone``                the Gaussian clone of any model (same covariance, Gaussian marginals)
@@ -44,6 +45,7 @@ from localization.data import (
     elliptical,
     ising,
     marginals,
+    paper_samplers,
     pulse,
     quadrature,
     spectral,
@@ -77,6 +79,7 @@ from localization.data.marginals import (
     nlgp_normaliser,
     nlgp_transform,
 )
+from localization.data.paper_samplers import PaperIsing, PaperKur, paper_metropolis_ising
 from localization.data.pulse import SinglePulse
 from localization.data.spectral import (
     covariance,
@@ -95,6 +98,7 @@ __all__ = [
     "covariance_task",
     "elliptical",
     "ising",
+    "paper_samplers",
     "marginals",
     "pulse",
     "quadrature",
@@ -110,6 +114,8 @@ __all__ = [
     "Kur",
     "RootedKur",
     "Ising",
+    "PaperIsing",
+    "PaperKur",
     "StudentT",
     "EllipseSurface",
     "RadialElliptical",
@@ -129,6 +135,7 @@ __all__ = [
     "copula_covariance",
     "ising_correlation",
     "metropolis_ising",
+    "paper_metropolis_ising",
     # marginals and their exact statistics
     "Marginal",
     "GaussianMarginal",
