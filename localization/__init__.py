@@ -70,7 +70,18 @@ CORE = (
     "validation",
 )
 #: The book's infrastructure: its conventions, measured claims, explorers and figure helpers.
-BOOK = ("book", "claims", "claims_sweep", "explorer", "explorer_controls", "explorer_page", "plotting", "rasterise")
+BOOK = (
+    "book",
+    "claims",
+    "claims_sweep",
+    "records",
+    "scorecard",
+    "explorer",
+    "explorer_controls",
+    "explorer_page",
+    "plotting",
+    "rasterise",
+)
 
 __all__ = ["enable_float64", "float64_enabled", *PACKAGES, *CORE, *BOOK]
 

@@ -1,12 +1,16 @@
-"""Command line of the library: ``python -m localization figures`` and ``python -m localization claims``.
+"""Command line of the library: ``python -m localization figures``, ``claims`` and ``records``.
 
-Usage: ``python -m localization figures --out DIR [--only NAMES] [--scale S]`` and
-``python -m localization claims [--seeds 100-109] [--chapters NAMES] [--jobs 2] [--carry-over SEED]``.
+Usage: ``python -m localization figures --out DIR [--only NAMES] [--scale S] [--data]``,
+``python -m localization claims [--seeds 100-109] [--chapters NAMES] [--jobs 2] [--carry-over SEED]`` and
+``python -m localization records [--write]``.
 
 ``figures`` regenerates every figure the book reproduces from the paper (the registry of
 :mod:`localization.figures`), as ``DIR/<name>.png``, with the chapters' library calls and random keys
-(the book seed ``LOCALIZATION_SEED``). ``claims`` is the recorded sweep of every measured claim
-(:mod:`localization.claims_sweep`). Bad arguments give a message on stderr and exit code 2.
+(the book seed ``LOCALIZATION_SEED``); with ``--data``, also the numbers each figure plots
+(``DIR/<name>.*.csv`` and ``DIR/<name>.npz``, :func:`localization.figures.export.write_data`).
+``claims`` is the recorded sweep of every measured claim (:mod:`localization.claims_sweep`).
+``records`` lists the recorded runs of ``book/data`` (:mod:`localization.records`). Bad arguments give
+a message on stderr and exit code 2.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from pathlib import Path
 
 
 def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser, argparse.ArgumentParser]:
-    """Build the top-level parser and its ``figures`` and ``claims`` sub-parsers.
+    """Build the top-level parser and its ``figures``, ``claims`` and ``records`` sub-parsers.
 
     Returns
     -------
@@ -58,6 +62,13 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser, argpar
         help="chapter: the chapter's settings (default); paper: the paper's settings where the chapter "
         "uses smaller ones (slow: paper Fig. 5 is about 1e9 sample-steps)",
     )
+    figures.add_argument(
+        "--data",
+        action="store_true",
+        help="also write the numbers each figure plots beside its PNG: DIR/<name>.<part>.csv for curves and "
+        "tables, DIR/<name>.npz for fields, each with a header naming the figure, chapter, scale, settings, "
+        "seed and commit (see the reproducibility page)",
+    )
     figures.add_argument("--no-progress", action="store_true", help="no progress bar")
     sweep = commands.add_parser(
         "claims",
@@ -81,6 +92,17 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser, argpar
         help="instead of sweeping: re-execute each chapter whose code changed under this recorded seed and keep its "
         "record (moved to the new code) only if every claim comes out the same (a refactor's check)",
     )
+    records = commands.add_parser(
+        "records",
+        help="list the recorded runs in book/data (what, command, size, chapter)",
+        description=textwrap.fill(
+            "Print the table of the recorded runs in book/data (localization/records.py MANIFEST: what each "
+            "file is, the command that regenerates it, its size and the chapter that reads it); with --write, "
+            "update that table on book/reproducibility.md. Exit code 1 if a file has no entry or an entry no file.",
+            100,
+        ),
+    )
+    records.add_argument("--write", action="store_true", help="update the listing on book/reproducibility.md")
     return parser, figures, sweep
 
 
@@ -112,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "claims":
         return _claims(args, claims_parser)
+    if args.command == "records":
+        return _records(args)
     from localization.figures import registry
 
     try:
@@ -123,10 +147,24 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         figures_parser.error(f"--out {args.out!r}: cannot write there ({e.strerror or e})")
     try:
-        registry.render(names, out, args.scale, progress=not args.no_progress)
+        registry.render(names, out, args.scale, progress=not args.no_progress, data=args.data)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    return 0
+
+
+def _records(args) -> int:
+    from localization import records
+
+    try:
+        print(records.listing())
+        if args.write:
+            current = records.update_page()
+            print(f"{records.PAGE}: " + ("already current" if current else "listing updated"), file=sys.stderr)
+    except ValueError as e:
+        print(e, file=sys.stderr)
+        return 1
     return 0
 
 

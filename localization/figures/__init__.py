@@ -5,6 +5,8 @@ The command is ``python -m localization figures --out DIR [--only NAMES] [--scal
 * ``registry`` — the machinery: :func:`register`, :data:`FIGURES` (every registered figure, paper
   numbering in the names), :func:`render` (writes them as PNG files) and :class:`Built` (what a
   builder returns: the figure and the data its chapter reads);
+* ``export`` — the numbers behind each figure, written by ``figures --data`` beside its PNG (CSV for
+  curves and tables, NPZ for fields, each with a header of settings, seed and commit);
 * one module per chapter with figures, in book order — ``intro``, ``data``, ``simulation``,
   ``many_neurons``, ``ica``, ``two_dimensions``, ``amplifier``, ``mechanism``, ``gaussian``,
   ``effective_dynamics`` (and ``effective_dynamics_claims``, its other two figures) — each
@@ -23,6 +25,7 @@ from localization.figures import registry  # noqa: I001  (the machinery first)
 from localization.figures import intro, data, simulation, many_neurons, ica, two_dimensions, amplifier, mechanism
 from localization.figures import gaussian
 from localization.figures import effective_dynamics, effective_dynamics_claims, flows, sgd_vs_flow, sweeps
+from localization.figures import export
 from localization.figures.sgd_vs_flow import draw_breakdown, draw_breakdown_snapshots, draw_sgd_vs_flow
 from localization.figures.registry import (
     FIGURES,
@@ -39,6 +42,7 @@ from localization.figures.registry import (
 
 __all__ = [
     "registry",
+    "export",
     "intro",
     "data",
     "simulation",

@@ -1,6 +1,7 @@
 r"""The machinery of the book's figures: :func:`register`, :data:`FIGURES`, :func:`render`, :class:`Built`.
 
-These serve ``python -m localization figures`` and the chapters. Each figure has one builder, in
+These serve ``python -m localization figures`` and the chapters (``--data``, the numbers behind
+each figure, is :mod:`localization.figures.export`). Each figure has one builder, in
 the module of its chapter (``localization/figures/<chapter>.py``): a public function
 ``name(scale="chapter") -> Built`` registered with ``@register(name, chapter)``, holding the settings
 of both scales, the chapter's random keys (:func:`localization.book.key`, so the book seed
@@ -203,12 +204,19 @@ def check_scale(scale: str) -> str:
 
 
 def render(
-    names: Sequence[str] | None, out: str | Path, scale: str = "chapter", *, progress: bool = True
+    names: Sequence[str] | None,
+    out: str | Path,
+    scale: str = "chapter",
+    *,
+    progress: bool = True,
+    data: bool = False,
 ) -> dict[str, tuple[Path, float]]:
-    """Compute and write figures as ``<out>/<name>.png`` in the book's style.
+    """Compute and write figures as ``<out>/<name>.png`` in the book's style, and their numbers if asked.
 
     The style is :data:`localization.plotting.BOOK_STYLE`; a progress bar (tqdm, on stderr) unless
-    ``progress`` is false; one line per file written (path, seconds, scale) on stdout.
+    ``progress`` is false; one line per figure written (path, seconds, scale, data files) on stdout.
+    With ``data``, each figure's numbers are written beside its PNG
+    (:func:`localization.figures.export.write_data`).
 
     Parameters
     ----------
@@ -220,11 +228,14 @@ def render(
         The settings the builders use.
     progress : bool
         Show the progress bar.
+    data : bool
+        Also write the numbers each figure plots beside its PNG (CSV and NPZ files,
+        :func:`localization.figures.export.write_data`).
 
     Returns
     -------
     dict of str to (Path, float)
-        Name → (path written, seconds taken).
+        Name → (PNG written, seconds taken, including the data files).
 
     Raises
     ------
@@ -235,6 +246,7 @@ def render(
     from tqdm import tqdm
 
     from localization import plotting
+    from localization.figures import export
 
     names = resolve_names(names)
     scale = check_scale(scale)
@@ -250,8 +262,10 @@ def render(
                 raise TypeError(f"the builder of figure {name!r} must return a Built, got {type(built).__name__}")
             path = out / f"{name}.png"
             built.figure.savefig(path)
+            extra = export.write_data(name, built, out, scale) if data else []
             written[name] = (path, time.perf_counter() - start)
-            bar.write(f"{path} ({written[name][1]:.1f} s, scale {scale})", file=sys.stdout)
+            files = f", data: {', '.join(p.name for p in extra) or 'none'}" if data else ""
+            bar.write(f"{path} ({written[name][1]:.1f} s, scale {scale}{files})", file=sys.stdout)
     return written
 
 

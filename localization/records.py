@@ -1,0 +1,244 @@
+r"""The book's recorded runs: the manifest of ``book/data/`` and its listing on the reproducibility page.
+
+Heavy computations are run once by a stated command and written to ``book/data/``; the chapters read
+those records and check them against a cheap live slice. :data:`MANIFEST` says, for every file there,
+what it is, the command that regenerates it and the chapter that reads it. **Adding a record is one
+line**: ``"<file or glob under book/data>": Record("what it is", "command", "chapter"),``, then
+``python -m localization records --write`` regenerates the listing on ``book/reproducibility.md``
+(sizes are read from the files). A unit test fails when a file in ``book/data/`` matches no entry,
+when an entry matches no file, when its chapter does not exist, or when the page's listing is stale.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+__all__ = ["Record", "MANIFEST", "ROOT", "DATA", "PAGE", "files", "unlisted", "missing", "listing", "update_page"]
+
+#: The repository (the package's parent directory).
+ROOT = Path(__file__).resolve().parents[1]
+#: The records' directory.
+DATA = ROOT / "book" / "data"
+#: The page that lists them, between :data:`BEGIN` and :data:`END`.
+PAGE = ROOT / "book" / "reproducibility.md"
+BEGIN = "<!-- records: written by `python -m localization records --write` (localization/records.py); do not edit -->"
+END = "<!-- end of records -->"
+
+
+class Record(NamedTuple):
+    """One entry of :data:`MANIFEST`.
+
+    Attributes
+    ----------
+    what : str
+        What the file holds (one sentence, Markdown).
+    command : str
+        The shell command, run from the repository's root, that regenerates it (``"none: ..."`` for a
+        file written by hand, with the reason).
+    chapter : str
+        The chapter that reads it (``book/<chapter>.md``).
+    """
+
+    what: str
+    command: str
+    chapter: str
+
+
+#: File name or glob (relative to ``book/data``, ``/`` separated) → :class:`Record`.
+MANIFEST: dict[str, Record] = {
+    "claims/*.json": Record(
+        "the recorded sweep of every measured claim: one file per executable chapter, each claim's value and "
+        "verdict under the held-out seeds 100–109, with the commit and the chapter's source hash",
+        ".venv/bin/python -m localization claims --seeds 100-109",
+        "claims",
+    ),
+    "fig1_full_scale.npz": Record(
+        "paper Fig. 1 (right) at full scale: the 20 receptive fields of the committee trained on NLGP(100) over "
+        "a 30 × 30 torus, batches of 10 000 for 10 000 steps, with its settings",
+        "nice -n 19 .venv/bin/python benchmarks/record_fig1.py book/data/fig1_full_scale.npz",
+        "two_dimensions",
+    ),
+    "fig5_paper_scale.json": Record(
+        "paper Fig. 5 at the paper's scale: final IPR against excess kurtosis for NLGP and Kur, with settings, "
+        "seeds and timings",
+        ".venv/bin/python benchmarks/bench.py --only c --fig5-steps 6000 --fig5-record book/data/fig5_paper_scale.json",
+        "simulation",
+    ),
+    "large_n.json": Record(
+        "Fig. 5's transition at N = 40, 100, 400 and 1000: final IPR against excess kurtosis (NLGP, Kur)",
+        ".venv/bin/python -m localization.experiments.simulation large_n book/data/large_n.json",
+        "simulation",
+    ),
+    "large_n_long.json": Record(
+        "the large-N sweep continued to four times the horizon at N = 100 (does the transition keep moving?)",
+        ".venv/bin/python -m localization.experiments.simulation large_n_long book/data/large_n_long.json",
+        "simulation",
+    ),
+    "variance_data_init.json": Record(
+        "data versus initialisation: final IPR and peak position on a grid of data streams × initialisations",
+        ".venv/bin/python -m localization.experiments.simulation data_init book/data/variance_data_init.json",
+        "simulation",
+    ),
+    "lr_scale_sweep.json": Record(
+        "SGD and the effective flow over learning rates and initial scales, at a localizing and a "
+        "non-localizing setting",
+        ".venv/bin/python -m localization.experiments.effective_dynamics --record book/data/lr_scale_sweep.json",
+        "effective_dynamics",
+    ),
+    "scorecard.yaml": Record(
+        "the scorecard's rows: each claim of the paper, its settings, verdict and check (written by hand)",
+        "none: edited by hand (the scorecard page renders it)",
+        "scorecard",
+    ),
+}
+
+
+def files(data: Path = DATA) -> list[str]:
+    """Return every file under ``data``, as ``/``-separated paths relative to it, sorted.
+
+    Parameters
+    ----------
+    data : Path
+        The records' directory.
+
+    Returns
+    -------
+    list of str
+        The relative paths (hidden files excluded).
+    """
+    return sorted(
+        p.relative_to(data).as_posix()
+        for p in Path(data).rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(data).parts)
+    )
+
+
+def _matches(pattern: str, names: list[str]) -> list[str]:
+    return [name for name in names if fnmatch.fnmatchcase(name, pattern)]
+
+
+def unlisted(data: Path = DATA, manifest: dict[str, Record] | None = None) -> list[str]:
+    """Return the files under ``data`` that no entry of the manifest matches.
+
+    Parameters
+    ----------
+    data : Path
+        The records' directory.
+    manifest : dict of str to Record, optional
+        Default :data:`MANIFEST`.
+
+    Returns
+    -------
+    list of str
+        Their relative paths.
+    """
+    manifest = MANIFEST if manifest is None else manifest
+    return [name for name in files(data) if not any(fnmatch.fnmatchcase(name, p) for p in manifest)]
+
+
+def missing(data: Path = DATA, manifest: dict[str, Record] | None = None) -> list[str]:
+    """Return the entries of the manifest that match no file under ``data``.
+
+    Parameters
+    ----------
+    data : Path
+        The records' directory.
+    manifest : dict of str to Record, optional
+        Default :data:`MANIFEST`.
+
+    Returns
+    -------
+    list of str
+        Their patterns.
+    """
+    manifest = MANIFEST if manifest is None else manifest
+    names = files(data)
+    return [pattern for pattern in manifest if not _matches(pattern, names)]
+
+
+def _size(nbytes: int) -> str:
+    """Return a size in B, kB or MB with two significant digits (1 kB = 1000 B)."""
+    for unit, scale in (("MB", 1e6), ("kB", 1e3)):
+        if nbytes >= scale:
+            value = nbytes / scale
+            return f"{value:.2g} {unit}" if value < 10 else f"{value:.0f} {unit}"
+    return f"{nbytes} B"
+
+
+def listing(data: Path = DATA, manifest: dict[str, Record] | None = None) -> str:
+    """Return the Markdown table of the records: file, what it is, command, size, chapter.
+
+    Parameters
+    ----------
+    data : Path
+        The records' directory.
+    manifest : dict of str to Record, optional
+        Default :data:`MANIFEST`.
+
+    Returns
+    -------
+    str
+        The table (one row per entry; a glob's row gives its number of files and their total size).
+
+    Raises
+    ------
+    ValueError
+        Naming the unlisted files or the entries without a file.
+    """
+    manifest = MANIFEST if manifest is None else manifest
+    bad_files, bad_entries = unlisted(data, manifest), missing(data, manifest)
+    if bad_files or bad_entries:
+        raise ValueError(
+            f"book/data and localization/records.py MANIFEST disagree: files without an entry {bad_files}, "
+            f"entries without a file {bad_entries}"
+        )
+    names = files(data)
+    rows = ["| file | what it is | command that regenerates it | size | read by |", "| --- | --- | --- | --- | --- |"]
+    for pattern, record in manifest.items():
+        found = _matches(pattern, names)
+        size = _size(sum((Path(data) / name).stat().st_size for name in found))
+        if any(ch in pattern for ch in "*?["):
+            size += f" ({len(found)} files)"
+        command = record.command if record.command.startswith("none") else f"`{record.command}`"
+        rows.append(f"| `book/data/{pattern}` | {record.what} | {command} | {size} | {{doc}}`{record.chapter}` |")
+    return "\n".join(rows)
+
+
+def update_page(
+    page: Path = PAGE, data: Path = DATA, manifest: dict[str, Record] | None = None, *, write: bool = True
+) -> bool:
+    """Replace the listing between :data:`BEGIN` and :data:`END` on ``page`` by :func:`listing`.
+
+    Parameters
+    ----------
+    page : Path
+        The page (``book/reproducibility.md``).
+    data : Path
+        The records' directory.
+    manifest : dict of str to Record, optional
+        Default :data:`MANIFEST`.
+    write : bool
+        Write the page (``False``: only say whether it is current).
+
+    Returns
+    -------
+    bool
+        Whether the page was already current.
+
+    Raises
+    ------
+    ValueError
+        If the page lacks the markers, or as :func:`listing`.
+    """
+    text = Path(page).read_text(encoding="utf-8")
+    pattern = re.compile(re.escape(BEGIN) + r"\n(?:.*?\n)?" + re.escape(END), re.S)
+    if not pattern.search(text):
+        raise ValueError(f"page {page} must hold the lines {BEGIN!r} and {END!r}")
+    table = listing(data, manifest)
+    new = pattern.sub(lambda _: f"{BEGIN}\n{table}\n{END}", text)
+    if write and new != text:
+        Path(page).write_text(new, encoding="utf-8")
+    return new == text
