@@ -12,6 +12,8 @@ imports them (``figures`` may):
 * ``amplifier`` — *The amplifier φ*: assumption A2's discrepancy by conditional Monte Carlo;
 * ``effective_dynamics`` — *Effective dynamics vs simulation* (paper §4.2, Figs. 3, 8): SGD and the
   effective flow from the same initialisations, flow sweeps, the Monte Carlo SGD drift;
+* ``step_size`` — *Effective dynamics vs simulation*: SGD and the flow over learning rates and
+  initial scales, the spectral step-size thresholds;
 * ``many_neurons`` — *Many neurons* (paper §4.4, Figs. 6, 7 and 1 right): populations of receptive
   fields of the committee machine and the two-layer network, on rings and tori (also *Receptive
   fields in two dimensions*);
@@ -42,6 +44,7 @@ from localization.experiments import (
     sigmoid,
     simulation,
     specialisation,
+    step_size,
     uncertainty,
 )
 from localization.experiments.data_properties import property_statistics
@@ -95,6 +98,7 @@ __all__ = [
     "sigmoid",
     "simulation",
     "specialisation",
+    "step_size",
     "uncertainty",
     "Comparison",
     "MonteCarloDrift",

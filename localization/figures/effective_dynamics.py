@@ -27,6 +27,7 @@ import numpy as np
 
 from localization import book, data, initialisation, metrics, plotting, train
 from localization.experiments import effective_dynamics as cmp
+from localization.experiments import step_size
 from localization.figures.registry import Built, check_scale, new_figure, register
 from localization.figures.sgd_vs_flow import draw_breakdown, draw_breakdown_snapshots, draw_sgd_vs_flow
 from localization.theory import assumptions
@@ -50,6 +51,12 @@ __all__ = [
     "breakdown",
     "fig8_breakdown",
     "fig8_snapshots",
+    "LR_SCALE_RECORD_PATH",
+    "lr_scale_keys",
+    "record_lr_scale",
+    "LrScale",
+    "lr_scale_record",
+    "lr_scale",
 ]
 
 #: The chapter's name: the first label of its keys.
@@ -308,3 +315,152 @@ def fig8_snapshots(scale: str = "chapter", *, runs: Breakdown | None = None) -> 
     axes = fig.subplots(2, 2, sharex=True, sharey=True)
     draw_breakdown_snapshots(axes, runs.times, runs.sgd, runs.flow, float(runs.t_break[0]))
     return Built(fig, runs)
+
+
+#: The recorded learning-rate x initial-scale sweep (written by :func:`record_lr_scale`, command
+#: ``localization.experiments.step_size.RECORD_COMMAND``).
+LR_SCALE_RECORD_PATH = "book/data/lr_scale_sweep.json"
+
+
+def _repo_path(path):
+    import pathlib
+
+    return str(pathlib.Path(__file__).resolve().parents[2] / path)
+
+
+def lr_scale_keys() -> tuple[jax.Array, jax.Array]:
+    """Return the sweep's book keys: the SGD stream's and the unit-scale initial weights'.
+
+    Returns
+    -------
+    tuple of jax.Array
+        ``book.key(CHAPTER, "lr-scale-sgd")`` and ``book.key(CHAPTER, "lr-scale-w")``.
+    """
+    return book.key(CHAPTER, "lr-scale-sgd"), book.key(CHAPTER, "lr-scale-w")
+
+
+def record_lr_scale(path: str | None = None) -> dict:
+    """Run and write the recorded sweep (:func:`localization.experiments.step_size.record_lr_scale_sweep`).
+
+    Under the book seed (0 for the committed record), with the keys of :func:`lr_scale_keys`.
+
+    Parameters
+    ----------
+    path : str or None
+        Output file (default :data:`LR_SCALE_RECORD_PATH` in the repository).
+
+    Returns
+    -------
+    dict
+        The record written.
+    """
+    book.start(CHAPTER)
+    s = step_size.LR_SCALE_RECORD
+    k_sgd, k_w = lr_scale_keys()
+    w_unit = initialisation.init_weights(k_w, s["n"], 1.0, num=s["inits"])
+    out = _repo_path(LR_SCALE_RECORD_PATH) if path is None else path
+    return step_size.record_lr_scale_sweep(k_sgd, w_unit, out, seed=book.seed())
+
+
+class LrScale(NamedTuple):
+    """The recorded learning-rate x initial-scale sweep and its two spectral thresholds.
+
+    Attributes
+    ----------
+    record : dict
+        The JSON record (settings, seed, ``runs[batch]`` with (P, L, S, I) IPRs, null where diverged,
+        and divergence flags), P = the gains of ``settings``.
+    eta_c : (P,) ndarray
+        :func:`~localization.experiments.effective_dynamics.divergence_threshold` of each task.
+    fixed_point : FixedPointThreshold
+        The localizing task's flow fixed point and its Euler stability limit.
+    """
+
+    record: dict
+    eta_c: np.ndarray
+    fixed_point: step_size.FixedPointThreshold
+
+
+def lr_scale_record(path: str | None = None) -> LrScale:
+    """Read the recorded sweep and compute its thresholds (deterministic, float64).
+
+    Parameters
+    ----------
+    path : str or None
+        The record (default :data:`LR_SCALE_RECORD_PATH`, relative to the repository root).
+
+    Returns
+    -------
+    LrScale
+    """
+    import json
+
+    if path is None:
+        path = _repo_path(LR_SCALE_RECORD_PATH)
+    with open(path) as f:
+        record = json.load(f)
+    s = record["settings"]
+    tasks = step_size.lr_scale_tasks(s["gains"])
+    eta_c = np.array([step_size.divergence_threshold(*t.covariances(s["n"])) for t in tasks])
+    return LrScale(record, eta_c, step_size.fixed_point_threshold(tasks[0], s["n"]))
+
+
+def _mean_ipr(values):
+    a = np.array(values, dtype=np.float64)  # null -> nan
+    none = np.isnan(a).all(-1)
+    mean = np.where(none, np.nan, np.nansum(a, -1) / np.maximum((~np.isnan(a)).sum(-1), 1))
+    return mean, none
+
+
+@register("lr_scale", CHAPTER)
+def lr_scale(scale: str = "chapter") -> Built:
+    """Draw the final IPR against the learning rate for several initial scales, NLGP(100) and NLGP(0.01).
+
+    From the recorded sweep (:data:`LR_SCALE_RECORD_PATH`): SGD at batch 1000 for each initial scale
+    (colours), SGD at batch 8000 and the effective flow at the paper's scale 1e-3; crosses where every
+    initialisation diverged; vertical lines at the divergence threshold 4/λ_max(Σ₀+Σ₁) and (top) the
+    Euler stability limit of the flow's localized fixed point.
+
+    Parameters
+    ----------
+    scale : {"chapter", "paper"}
+        Only "chapter" (the record).
+
+    Returns
+    -------
+    Built
+        The figure and the :class:`LrScale`.
+    """
+    check_scale(scale)
+    d = lr_scale_record()
+    s = d.record["settings"]
+    lrs, scales = np.array(s["lrs"]), np.array(s["scales"])
+    runs = d.record["runs"]
+    colours = plotting.TIME_CMAP(np.linspace(0.0, 1.0, len(scales)))
+    fig = new_figure((plotting.COLUMN_WIDTH, 0.95 * plotting.COLUMN_WIDTH), layout="constrained")
+    axes = fig.subplots(2, 1, sharex=True)
+    paper = int(np.argmin(np.abs(np.log10(scales) + 3)))
+    for p, ax in enumerate(axes):
+        small, small_div = _mean_ipr(runs[str(s["batches"][0])]["sgd_ipr"][p])  # (L, S)
+        for j, sc in enumerate(scales):
+            ax.plot(lrs, small[:, j], "o-", ms=3, lw=1, color=colours[j], label=f"SGD, scale {sc:g}")
+            div = small_div[:, j]
+            ax.plot(lrs[div], np.full(div.sum(), 1.05 + 0.02 * j), "x", ms=4, color=colours[j])
+        big, _ = _mean_ipr(runs[str(s["batches"][-1])]["sgd_ipr"][p])
+        ax.plot(lrs, big[:, paper], "k:", lw=1.5, label=f"SGD, batch {s['batches'][-1]}, scale 1e-3")
+        flow, _ = _mean_ipr(runs[str(s["batches"][0])]["flow_ipr"][p])
+        ax.plot(lrs, flow[:, paper], "--", color="tab:red", lw=1.5, label="flow, scale 1e-3")
+        ax.axvline(d.eta_c[p], color="0.4", lw=1)
+        ax.text(d.eta_c[p], 0.5, r"$\eta_c$ ", color="0.3", fontsize=8, ha="right")
+        if p == 0:
+            ax.axvline(d.fixed_point.threshold, color="0.4", lw=1, ls="--")
+            ax.text(d.fixed_point.threshold, 0.3, r" $\eta_{\rm fp}$", color="0.3", fontsize=8, ha="left")
+        ax.set_xscale("log")
+        ax.set_ylim(0, 1.2)
+        ax.set_ylabel("final IPR (mean of 4)")
+        xi = f"ξ = ({s['xi'][0]:g}, {s['xi'][1]:g})"
+        ax.set_title(f"NLGP(g = {s['gains'][p]:g}), {xi}, N = {s['n']}, t = {s['t_end']:g}", fontsize=9)
+    axes[-1].set_xlabel("learning rate η")
+    handles, labels = axes[0].get_legend_handles_labels()
+    axes[1].legend(handles, labels, fontsize=7, ncol=2, loc="center left")
+    return Built(fig, d)
