@@ -17,6 +17,17 @@ participation ratio (IPR, paper App. A.3) against the excess kurtosis of the mar
   field of the data models, so the sweep uses ``data.RootedKur``, a Kur model that carries its
   covariance's spectral amplitudes as an array leaf (same samples as ``data.Kur`` for the same key).
 
+* :func:`large_n_sweep` — beyond the paper: the transition of Fig. 5 at several input sizes N
+  (:data:`LARGE_N`; :data:`LARGE_N_LONG` and :data:`LARGE_N_BATCH` at N = 100 with a longer horizon or
+  a larger batch), widths :func:`sites_holding` and 1/IPR, summarised by :func:`large_n_summary`
+  (:func:`transition_point`, the localization time). Recorded in ``book/data/large_n*.json`` by
+  ``python -m localization.experiments.simulation large_n|large_n_long|large_n_batch PATH``.
+* :func:`data_init_grid` — beyond the paper: M2 on every pair of D data streams × J initialisations;
+  :func:`two_way_variance` splits a (D, J) table (real, or points on the circle) into data,
+  initialisation and residual parts, :func:`peak_agreement_by_pair` compares peaks by what two runs
+  share. Recorded in ``book/data/variance_data_init.json`` by ``... data_init PATH``
+  (:func:`data_init_record`, :data:`DATA_INIT`).
+
 The tasks come from ``data.family_task``; how long an IPR curve takes to settle is
 ``metrics.settling_step``.
 

@@ -6,7 +6,10 @@ models), :data:`FIG5` (paper Fig. 5 at the chapter's scale), :data:`PD` (the pha
 * :func:`six_models` — the six models' runs (both of their figures show them);
 * :func:`fig3_fields_six_models`, :func:`ipr_six_models`, :func:`fig5_ipr_vs_kurtosis`,
   :func:`fig5_settling`, :func:`phase_diagram` — the registered builders (``python -m localization
-  figures``), which the chapter calls; they draw with :mod:`localization.figures.sweeps`.
+  figures``), which the chapter calls; they draw with :mod:`localization.figures.sweeps`;
+* :func:`large_n_transition`, :func:`large_n_time`, :func:`data_init_variance` — beyond the paper,
+  drawn from the records ``book/data/large_n.json`` and ``book/data/variance_data_init.json``
+  (:func:`read_record`).
 """
 
 from __future__ import annotations
