@@ -77,6 +77,11 @@ MANIFEST: dict[str, Record] = {
         ".venv/bin/python -m localization.experiments.simulation large_n_long book/data/large_n_long.json",
         "simulation",
     ),
+    "large_n_batch.json": Record(
+        "the same points at N = 100 with ten times the batch (less gradient noise), at the large-N sweep's horizon",
+        ".venv/bin/python -m localization.experiments.simulation large_n_batch book/data/large_n_batch.json",
+        "simulation",
+    ),
     "variance_data_init.json": Record(
         "data versus initialisation: final IPR and peak position on a grid of data streams × initialisations",
         ".venv/bin/python -m localization.experiments.simulation data_init book/data/variance_data_init.json",
@@ -85,8 +90,13 @@ MANIFEST: dict[str, Record] = {
     "lr_scale_sweep.json": Record(
         "SGD and the effective flow over learning rates and initial scales, at a localizing and a "
         "non-localizing setting",
-        ".venv/bin/python -m localization.experiments.effective_dynamics --record book/data/lr_scale_sweep.json",
+        ".venv/bin/python -c 'from localization.figures import effective_dynamics as f; f.record_lr_scale()'",
         "effective_dynamics",
+    ),
+    "paper_samplers.json": Record(
+        "the paper's own samplers (Metropolis Ising chain, float32 AlgQDF Kur) against the book's in Figs. 5 and 7",
+        ".venv/bin/python -m localization.experiments.data_properties",
+        "data",
     ),
     "scorecard.yaml": Record(
         "the scorecard's rows: each claim of the paper, its settings, verdict and check (written by hand)",
