@@ -25,6 +25,7 @@ imports them (``figures`` may):
   two-population model;
 * ``gdln`` — *Gated deep linear networks*: gate flips along training runs, the frozen gate's OLS
   field, Monte Carlo GDLN moments, random half-space gates;
+* ``task_value`` — *Many neurons*: held-out task scores of localized and delocalized fields;
 * ``hypercube`` — *Signals on the hypercube*: Monte Carlo laws of sign(Z) on small rings, the flow's task laws.
 
 Every module is listed in ``__all__``; the names of the first four chapters' back-ends are also
@@ -45,6 +46,7 @@ from localization.experiments import (
     simulation,
     specialisation,
     step_size,
+    task_value,
     uncertainty,
 )
 from localization.experiments.data_properties import property_statistics
@@ -99,6 +101,7 @@ __all__ = [
     "simulation",
     "specialisation",
     "step_size",
+    "task_value",
     "uncertainty",
     "Comparison",
     "MonteCarloDrift",

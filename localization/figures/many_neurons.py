@@ -4,7 +4,8 @@ Each figure is one registered builder, called by the chapter and by ``python -m 
 holding the chapter's settings and keys and calling the drawing functions below:
 
 * :func:`fig6_committee` — the soft committee machine on Kur(10) and Kur(4) (paper Fig. 6);
-* :func:`fig7_two_layer` — two-layer networks with trainable readout (paper Fig. 7).
+* :func:`fig7_two_layer` — two-layer networks with trainable readout (paper Fig. 7);
+* :func:`task_value` — held-out loss of localized and delocalized fields (section *What localization buys*).
 
 The drawing functions draw results computed by the caller (with
 :func:`localization.experiments.train_population` or :func:`localization.experiments.ica.fit_ica`) on
@@ -34,6 +35,7 @@ from jax.typing import ArrayLike
 from localization import book, field_analysis, plotting
 from localization import validation as v
 from localization.experiments import many_neurons as mn
+from localization.experiments import task_value as tv
 from localization.figures.registry import Built, check_scale, new_figure, register
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "Fig6Runs",
     "fig6_committee",
     "fig7_two_layer",
+    "task_value",
     "draw_fields",
     "draw_share_histograms",
     "draw_fig6",
@@ -386,3 +389,55 @@ def fig7_two_layer(scale: str = "chapter") -> Built:
     fig = new_figure((plotting.COLUMN_WIDTH, 4.6), layout="constrained")
     draw_fig7(fig, {title: runs[name].final[0] for name, title in FIG7_TITLES.items()}, N)
     return Built(fig, runs)
+
+
+@register("task_value", "many_neurons")
+def task_value(scale: str = "chapter", *, committees: Mapping[str, tuple[Any, Any]] | None = None) -> Built:
+    """Draw the held-out loss of every field against its window share, on Kur(10) and on Kur(4) test data.
+
+    :func:`localization.experiments.task_value.compare_fields` with book key ``("many_neurons", "task")``;
+    the committee machines are the chapter's Fig. 6 runs (``committees``: model → (W, b)), trained here
+    by :func:`fig6_committee` when not given (the same at both scales).
+
+    Parameters
+    ----------
+    scale : {"chapter", "paper"}
+        The same figure at both scales.
+    committees : Mapping or None
+        Final fields and biases of the Fig. 6 committee machines, by data model.
+
+    Returns
+    -------
+    Built
+        The figure and a :class:`localization.experiments.task_value.FieldComparison`.
+    """
+    check_scale(scale)
+    if committees is None:
+        runs = fig6_committee().data.runs
+        committees = {name: (r.final, r.bias[:, -1]) for name, r in runs.items()}
+    result = tv.compare_fields(book.key("many_neurons", "task"), dict(committees))
+    fig = new_figure((plotting.COLUMN_WIDTH, 3.6), layout="constrained")
+    axes = fig.subplots(1, 2, sharey=True)
+    fourier = result.kinds == "Fourier mode"
+    for ax, name in zip(axes, tv.TASKS, strict=True):
+        neuron, committee = result.scores[name, "neuron fitted"], result.scores[name, "committee"]
+        for trained in tv.TASKS:
+            color = FAMILY_COLORS[trained]
+            mine = result.kinds == f"learned on {trained}"
+            ax.plot(result.shares[mine], neuron.loss[mine], "o", color=color, ms=4, label=f"neuron, {trained}")
+            for offset, fill in ((True, color), (False, "none")):
+                c = (result.committee_kinds == f"learned on {trained}") & (result.committee_offset == offset)
+                ax.plot(result.committee_shares[c], committee.loss[c], "s", color=color, mfc=fill, ms=4)
+        ax.plot(result.shares[fourier][0], neuron.loss[fourier][0], "k*", ms=7, label="constant field")
+        ax.axhline(0.25, color="0.5", ls=":", lw=1)
+        ax.axhline(float(result.scores[name, "detector"].loss[0]), color="k", ls="--", lw=1)
+        ax.set_title(f"test data {name}")
+        ax.set_xlabel("window share $s_W$")
+    axes[0].set_ylabel("held-out loss (MSE)")
+    proxies = [("ks", "k", "committee, offset unit"), ("ks", "none", "committee, no offset unit")]
+    for marker, fill, label in proxies:
+        axes[0].plot([], [], marker, mfc=fill, ms=4, label=label)
+    axes[0].plot([], [], "k--", lw=1, label="Gaussian detector")
+    axes[0].plot([], [], ":", color="0.5", lw=1, label=r"$\hat y = 1/2$")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize="x-small")
+    return Built(fig, result)
