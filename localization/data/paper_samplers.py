@@ -162,7 +162,7 @@ def paper_kur_map(z: ArrayLike, k: ArrayLike, normaliser: ArrayLike) -> jax.Arra
 
 @functools.lru_cache(maxsize=16)
 def paper_kur_overflow(k: float = 5.0, precision: str = "float32") -> dict[str, float]:
-    """Locate the non-finite outputs of the jitted :func:`paper_kur_map` on every float of 4 <= |z| <= 9.
+    """Locate the non-finite outputs of the jitted :func:`paper_kur_map` on every float 4 <= ``|z|`` <= 9.
 
     Every representable ``z`` of ``precision`` in [4, 9] (and its negative) is mapped (for float64, a
     grid of 2**22 points). The map is not monotone in finiteness near the threshold (float32 ``erf``

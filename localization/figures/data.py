@@ -7,7 +7,9 @@ r"""The figures of the data chapter (``book/data.md``): paper Fig. 2 redrawn.
 * :func:`draw_kernel_spectra`, :func:`draw_ising_correlations` — the chapter's figures of the
   covariance kernels' spectra and of the Ising chain's correlations (from the chapter's results);
 * :func:`fig2_data_models` — the registered builder (``python -m localization figures``), which the
-  chapter calls.
+  chapter calls;
+* :func:`paper_samplers` — the registered builder of the comparison of the paper code's samplers
+  with the book's (Figs. 2, 5, 7; reads ``book/data/paper_samplers.json``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ __all__ = [
     "draw_kernel_spectra",
     "draw_ising_correlations",
     "fig2_data_models",
+    "paper_samplers",
 ]
 
 #: Columns of the paper's Fig. 2 as redrawn by the data chapter: (label, long-lengthscale model,
@@ -228,3 +231,58 @@ def fig2_data_models(scale: str = "chapter") -> Built:
     fig = new_figure((plotting.COLUMN_WIDTH, 9.0), layout="constrained")
     draw_data_models(book.key("data", "models"), fig.subplots(4, len(FIG2_MODELS)), n=100)
     return Built(fig, None)
+
+
+@register("paper_samplers", "data")
+def paper_samplers(scale: str = "chapter") -> Built:
+    """Build the comparison of the paper code's samplers with the book's, for Figs. 2, 5 and 7.
+
+    Left: the Ising correlations of Fig. 2's setting (J = 1.2, N = 100), exact and after the code's
+    1000 Metropolis proposals (1000 chains, book key ``("data", "paper-chain")``). Centre: final IPR
+    against k for Fig. 5's single neuron trained on Kur(k) drawn by the book's sampler and by the
+    code's float64 map (record ``book/data/paper_samplers.json``; every float32 run ends non-finite).
+    Right: the fraction of Fig. 7's two-layer sigmoid networks (Kur(4), lr 80) that diverge within
+    250 steps, per sampler (same record).
+
+    Parameters
+    ----------
+    scale : {"chapter", "paper"}
+        Both scales draw the same figure.
+
+    Returns
+    -------
+    Built
+        The figure; ``data`` is a dict: ``record``
+        (:func:`~localization.experiments.data_properties.read_paper_samplers`), and ``chain``:
+        ``exact``, ``c``, ``se`` (N,) correlations of the code's chain by distance.
+    """
+    from localization import metrics
+    from localization.data import paper_samplers as ps
+    from localization.experiments import data_properties as dp
+
+    check_scale(scale)
+    rec = dp.read_paper_samplers()
+    J, n = 1.2, 100
+    x = np.asarray(ps.paper_metropolis_ising(book.key("data", "paper-chain"), J, n, 1000, num_flips=1000))
+    c, se = metrics.mean_and_se(metrics.circular_autocorr(x))
+    chain = dict(exact=data.ising_correlation(J, n, np.arange(n)), c=np.asarray(c), se=np.asarray(se))
+    fig = new_figure((plotting.COLUMN_WIDTH, 3.2), layout="constrained")
+    ax = fig.subplots(1, 3)
+    d = np.arange(21)
+    ax[0].plot(d, chain["exact"][d], "k-", lw=1.2, label="exact")
+    ax[0].errorbar(d, chain["c"][d], 2 * chain["se"][d], fmt="x", ms=4, label="code, 1000 proposals")
+    ax[0].set(xlabel="distance d", ylabel=r"$\mathbb{E}[x_0x_d]$", title="Fig. 2: Ising")
+    ax[0].legend(fontsize="small")
+    ks = np.asarray(rec["fig5"]["ks"])
+    for sampler, fmt, label in (("book", "o-", "book (exact)"), ("paper_float64", "s--", "code, float64")):
+        ipr = rec["fig5"][sampler]["ipr"]
+        ax[1].errorbar(ks, ipr.mean(axis=1), ipr.std(axis=1), fmt=fmt, ms=4, capsize=2, label=label)
+    ax[1].set(xscale="log", xlabel="Kur exponent k", ylabel="final IPR", title="Fig. 5")
+    ax[1].set_xticks(ks, [f"{k:g}" for k in ks], minor=False)
+    ax[1].minorticks_off()
+    ax[1].legend(fontsize="small", loc="upper left")
+    frac = [rec["fig7"][s]["diverged"].mean() for s in dp.SAMPLERS]
+    ax[2].bar(range(3), frac, color=["C0", "C1", "C3"])
+    ax[2].set_xticks(range(3), ["book", "code\nfloat64", "code\nfloat32"])
+    ax[2].set(ylim=(0, 1), ylabel="fraction diverged", title="Fig. 7: lr 80")
+    return Built(fig, dict(record=rec, chain=chain))
