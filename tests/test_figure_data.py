@@ -116,6 +116,7 @@ def test_writer_writes_csv_npz_with_headers_and_the_numbers_read_back_equal_the_
         "settings.family": "NLGP",
         "loss": None,
     }
+    assert header["builder_constants"]["FIG3_MODELS.Kur_k=5.k"] == 5.0  # the builder module's settings
     assert described == [
         "column curves.times [steps*lr]: Curves.times: (C,) checkpoint times ``steps × lr``. [float64, length 9]"
     ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -162,7 +163,33 @@ def _header(name: str, scale: str) -> dict[str, Any]:
         "package": f"localization {localization.__version__}",
         "commit": _commit(),
         "command": f"python -m localization figures --out DIR --only {name} --scale {scale} --data",
+        "builder_constants": _constants(entry.build.__module__),
     }
+
+
+def _constants(module_name: str) -> dict[str, Any]:
+    """Return the settings constants of a builder's module (upper-case names), as JSON-ready values.
+
+    The builder picks its settings from them by scale (its docstring says how); arrays of more than
+    64 numbers are summarised by their shape, and a constant the writer cannot take is left out.
+    """
+    import numpy as np
+
+    module = sys.modules.get(module_name)
+    found: dict[str, Any] = {}
+    for key, value in vars(module).items() if module else ():
+        if not key.isupper() or key.startswith("_") or callable(value) and not hasattr(value, "__dataclass_fields__"):
+            continue
+        try:
+            leaves = _flatten(value, (key,), "", True, module_name)
+        except TypeError:
+            continue
+        for leaf in leaves:
+            v = leaf.value
+            if isinstance(v, np.ndarray):
+                v = v.tolist() if v.size <= 64 else f"array of shape {list(v.shape)}"
+            found[".".join(leaf.path)] = v
+    return found
 
 
 def _csv(header: dict, columns: list[str], meanings: list[str], rows: list[list[Any]], notes: list[str]) -> str:
@@ -198,7 +225,8 @@ def data_tables(name: str, data: Any, scale: str = "chapter") -> dict[str, tuple
       per array (the path joined by ``.``), and a ``metadata`` entry (a JSON string);
     * the header of every file (``#`` lines of each CSV, the ``metadata`` of the NPZ): the figure,
       its chapter, the scale, the book seed ``LOCALIZATION_SEED``, the package version and commit,
-      the settings (every value held by a dataclass: tasks, models, settings objects, and strings),
+      the settings (every value held by a dataclass: tasks, models, settings objects, and strings;
+      and the upper-case constants of the builder's module, from which it picks by scale),
       and the meaning and shape of every column or array.
 
     PRNG keys are written as their raw ``uint32`` data (``jax.random.key_data``).
