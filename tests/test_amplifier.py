@@ -325,7 +325,7 @@ def test_evaluate_amplifier_equals_phi_and_pads_exactly():
         data.Kur(0.7, 20.0).marginal,
     ):
         phi = amplifier_of(m)
-        padded = amp._pad_quadrature(phi)
+        padded = amp.pad_quadrature(phi)
         n_phi, n_pad = phi.params[0].shape[0], padded.params[0].shape[0]
         assert n_pad % amp._PAD == 0 and n_phi <= n_pad < n_phi + amp._PAD
         assert np.max(np.abs(np.asarray(padded.core(grid)) - np.asarray(phi.core(grid)))) < 1e-15
@@ -334,7 +334,7 @@ def test_evaluate_amplifier_equals_phi_and_pads_exactly():
     assert sizes == {1024, 2048}
     # closed forms, the Taylor polynomial and plain callables are evaluated unchanged; shapes kept
     for phi in (Amplifier.binary(1.0), Amplifier.gaussian(1.0), taylor(data.Kur(0.7, 5.0).marginal)):
-        assert amp._pad_quadrature(phi) is phi
+        assert amp.pad_quadrature(phi) is phi
         assert np.max(np.abs(evaluate_amplifier(phi, grid) - np.asarray(phi(grid)))) < 1e-15
     assert np.array_equal(evaluate_amplifier(jnp.sin, grid), np.sin(grid))
     assert evaluate_amplifier(Amplifier.binary(1.0), 1.0).shape == ()

@@ -65,6 +65,7 @@ __all__ = [
     "amplifier_derivatives_at_zero",
     "alg_inv",
     "evaluate_amplifier",
+    "pad_quadrature",
 ]
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -197,7 +198,8 @@ class Amplifier:
         nodes, weights = nodes[keep], weights[keep]
         return cls(
             "quadrature",
-            (jnp.asarray(nodes), jnp.asarray(weights)),
+            # device_put, not jnp.asarray: the same arrays without a compiled copy per rule size
+            (jax.device_put(nodes), jax.device_put(weights)),
             jnp.asarray(float(np.sum(weights * np.abs(nodes)))),
         )
 
@@ -394,11 +396,23 @@ def amplifier_taylor(marginal: Marginal) -> CubicTaylor:
 _PAD = 1024  # quadrature rules are padded to a multiple of this many nodes before evaluation
 
 
-def _pad_quadrature(phi):
-    """Pad φ's quadrature rule with zero nodes of zero weight to a multiple of ``_PAD`` nodes.
+def pad_quadrature(phi: PytreeAmplifier | Callable) -> PytreeAmplifier | Callable:
+    """Return φ with its quadrature rule padded by zero nodes of zero weight to a multiple of 1024 nodes.
 
-    Exact: a node at 0 adds ``erf(0) · 0 · 0 = 0`` to the sum. Amplifiers of different
-    marginals (a gain or k sweep: 650–1900 nodes) then share one compiled evaluation.
+    Exact: a node at 0 adds ``erf(0) · 0 · 0 = 0`` to the sum of Eq. (6), and nothing to its
+    derivatives. Amplifiers of different marginals (a gain or k sweep: 650–1900 nodes) then have
+    the same shapes, so a ``jit``-compiled function of φ (:func:`evaluate_amplifier`, a ``jax.grad``
+    of ``phi.core``) compiles once for all of them instead of once per marginal.
+
+    Parameters
+    ----------
+    phi : PytreeAmplifier or Callable
+        The amplifier; anything but a quadrature :class:`Amplifier` is returned unchanged.
+
+    Returns
+    -------
+    PytreeAmplifier or Callable
+        φ, with (1024 m,) nodes and weights when it is a quadrature amplifier.
     """
     if not (isinstance(phi, Amplifier) and phi.kind == "quadrature"):
         return phi
@@ -408,7 +422,7 @@ def _pad_quadrature(phi):
         return phi
     pad = np.zeros(extra)
     return dataclasses.replace(
-        phi, params=(jnp.asarray(np.concatenate([nodes, pad])), jnp.asarray(np.concatenate([weights, pad])))
+        phi, params=(jax.device_put(np.concatenate([nodes, pad])), jax.device_put(np.concatenate([weights, pad])))
     )
 
 
@@ -451,7 +465,7 @@ def evaluate_amplifier(phi: PytreeAmplifier | Callable, a: ArrayLike) -> np.ndar
     if not isinstance(phi, PytreeAmplifier):
         return np.asarray(phi(jnp.asarray(a)), dtype=np.float64)
     try:
-        out = _evaluate_core(_pad_quadrature(phi), jnp.asarray(a))
+        out = _evaluate_core(pad_quadrature(phi), jnp.asarray(a))
     except TypeError:  # not a pytree of arrays: evaluate directly
         out = phi.core(jnp.asarray(a))
     return np.asarray(out, dtype=np.float64)
