@@ -68,23 +68,29 @@ MANIFEST: dict[str, Record] = {
         "simulation",
     ),
     "large_n.json": Record(
-        "Fig. 5's transition at N = 40, 100, 400 and 1000: final IPR against excess kurtosis (NLGP, Kur)",
-        ".venv/bin/python -m localization.experiments.simulation large_n book/data/large_n.json",
+        "the Fig. 5 transition at N = 40, 100, 200, 400 (NLGP and Kur near the crossing, xi = (0.3, 0.7), "
+        "batch 500, 4 initialisations, steps 60 N within [4000, 12 000]) and two width tasks, with IPR "
+        "paths, final IPR and sites holding 90 % of |w|^2",
+        "nice -n 10 .venv/bin/python -m localization.experiments.simulation large_n book/data/large_n.json --seed 0",
         "simulation",
     ),
     "large_n_long.json": Record(
-        "the large-N sweep continued to four times the horizon at N = 100 (does the transition keep moving?)",
-        ".venv/bin/python -m localization.experiments.simulation large_n_long book/data/large_n_long.json",
+        "four points of the large-N sweep at N = 100 trained for four times its horizon (24 000 steps)",
+        "nice -n 10 .venv/bin/python -m localization.experiments.simulation large_n_long "
+        "book/data/large_n_long.json --seed 0",
         "simulation",
     ),
     "large_n_batch.json": Record(
-        "the same points at N = 100 with ten times the batch (less gradient noise), at the large-N sweep's horizon",
-        ".venv/bin/python -m localization.experiments.simulation large_n_batch book/data/large_n_batch.json",
+        "four points of the large-N sweep at N = 100 with the paper's batch 5000 at its horizon (6000 steps)",
+        "nice -n 10 .venv/bin/python -m localization.experiments.simulation large_n_batch "
+        "book/data/large_n_batch.json --seed 0",
         "simulation",
     ),
     "variance_data_init.json": Record(
-        "data versus initialisation: final IPR and peak position on a grid of data streams × initialisations",
-        ".venv/bin/python -m localization.experiments.simulation data_init book/data/variance_data_init.json",
+        "final IPR and peak site of M2 on a 10 × 10 grid of data streams × initialisations at Kur(10), "
+        "Kur(6.1), Kur(5)",
+        "nice -n 10 .venv/bin/python -m localization.experiments.simulation data_init "
+        "book/data/variance_data_init.json --seed 0",
         "simulation",
     ),
     "lr_scale_sweep.json": Record(
@@ -213,7 +219,8 @@ def listing(data: Path = DATA, manifest: dict[str, Record] | None = None) -> str
         if any(ch in pattern for ch in "*?["):
             size += f" ({len(found)} files)"
         command = record.command if record.command.startswith("none") else f"`{record.command}`"
-        rows.append(f"| `book/data/{pattern}` | {record.what} | {command} | {size} | {{doc}}`{record.chapter}` |")
+        what, command = (text.replace("|", "\\|") for text in (record.what, command))  # a '|' would split the cell
+        rows.append(f"| `book/data/{pattern}` | {what} | {command} | {size} | {{doc}}`{record.chapter}` |")
     return "\n".join(rows)
 
 

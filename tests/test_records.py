@@ -39,15 +39,14 @@ def test_listing_and_checks_on_a_made_up_directory(tmp_path):
     (tmp_path / "sub" / "b.npz").write_bytes(b"x" * 2500)
     (tmp_path / ".hidden").write_text("")
     manifest = {
-        "a.json": records.Record("a record of something small", ".venv/bin/python -m x", "intro"),
+        "a.json": records.Record("a record of |w| small", ".venv/bin/python -m x", "intro"),
         "sub/*.npz": records.Record("arrays of something else", ".venv/bin/python -m y", "data"),
     }
     assert records.files(tmp_path) == ["a.json", "sub/b.npz"]
     assert records.unlisted(tmp_path, manifest) == [] and records.missing(tmp_path, manifest) == []
     table = records.listing(tmp_path, manifest).splitlines()
     assert (
-        table[2]
-        == "| `book/data/a.json` | a record of something small | `.venv/bin/python -m x` | 2 B | {doc}`intro` |"
+        table[2] == "| `book/data/a.json` | a record of \\|w\\| small | `.venv/bin/python -m x` | 2 B | {doc}`intro` |"
     )
     assert "| 2.5 kB (1 files) |" in table[3]
     assert records.unlisted(tmp_path, {"a.json": manifest["a.json"]}) == ["sub/b.npz"]
