@@ -35,6 +35,12 @@ MODELS = [
 ]
 
 
+#: Reproductions of the paper code's samplers (data.paper_samplers): not exact laws (no closed-form
+#: covariance for PaperIsing; PaperKur refuses to be traced unless told to keep its ±inf), tested in
+#: tests/test_paper_samplers.py instead.
+REPRODUCTIONS = {"PaperKur", "PaperIsing"}
+
+
 def test_every_public_model_is_listed():
     public = {
         name
@@ -43,7 +49,7 @@ def test_every_public_model_is_listed():
         and issubclass(getattr(data, name), data.DataModel)
         and not getattr(data, name).__abstractmethods__
     }
-    assert public == {type(m).__name__ for m in MODELS}
+    assert public - REPRODUCTIONS == {type(m).__name__ for m in MODELS}
 
 
 @pytest.mark.parametrize("m", MODELS, ids=repr)
