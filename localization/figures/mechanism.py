@@ -106,6 +106,11 @@ def setup() -> Setup:
     )
 
 
+def _linear(a):
+    """Return the Gaussian task's φ(a) (one function for every call: a new lambda is compiled anew)."""
+    return GAUSSIAN_SLOPE * a
+
+
 def integrate_flows(setting: Setup, steps: int) -> dict[str, Trajectory]:
     """Integrate the chapter's flows from its first random start, book key ``("mechanism", "w0")``.
 
@@ -134,7 +139,7 @@ def integrate_flows(setting: Setup, steps: int) -> dict[str, Trajectory]:
     w0 = np.asarray(jax.random.normal(book.key("mechanism", "w0"), (8, setting.n), dtype=np.float64))
     flows = {}
     for name in setting.tasks:
-        phi = (lambda a: GAUSSIAN_SLOPE * a) if name == "Gaussian" else setting.fast[name]
+        phi = _linear if name == "Gaussian" else setting.fast[name]
         flows[name] = theory.integrate_effective(
             w0[0], phi, *setting.cov[name], lr=FLOW_LR, steps=steps, checkpoints=np.arange(0, steps + 1, 20)
         )

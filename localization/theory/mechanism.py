@@ -37,7 +37,7 @@ from jax.typing import ArrayLike
 from localization import validation as v
 from localization.data.marginals import GaussianMarginal
 from localization.data.spectral import real_fourier_basis
-from localization.theory.amplifier import PytreeAmplifier, evaluate_amplifier
+from localization.theory.amplifier import PytreeAmplifier, evaluate_amplifier, pad_quadrature
 from localization.theory.effective import amplifier_argument, effective_vector_field
 
 __all__ = [
@@ -200,6 +200,28 @@ def _phi_function(phi) -> Callable:
     return phi.core if isinstance(phi, PytreeAmplifier) else phi
 
 
+@jax.jit
+def _value_and_slope(phi, a):
+    return jax.jvp(phi.core, (a,), (jnp.ones_like(a),))
+
+
+def _phi_and_derivative(phi, a: float) -> tuple[float, float]:
+    """φ(a) and φ'(a), one compiled call for every pytree amplifier (rules padded to one size).
+
+    Eagerly, ``jax.jvp`` of a quadrature amplifier compiles each of its operations again for every
+    new number of quadrature nodes (every marginal): a sweep over gains compiled hundreds of programs.
+    """
+    a = jnp.asarray(a, jnp.float64)
+    if isinstance(phi, PytreeAmplifier):
+        try:
+            value, slope = _value_and_slope(pad_quadrature(phi), a)
+            return float(value), float(slope)
+        except TypeError:  # not a pytree of arrays: differentiated directly
+            pass
+    value, slope = jax.jvp(_phi_function(phi), (a,), (jnp.asarray(1.0, jnp.float64),))
+    return float(value), float(slope)
+
+
 def constant_mode_stability(phi: PytreeAmplifier | Callable, cov0: ArrayLike, cov1: ArrayLike) -> ConstantModeStability:
     r"""Return the constant fixed point of Eq. (5) and the growth rate of every Fourier mode there.
 
@@ -223,7 +245,7 @@ def constant_mode_stability(phi: PytreeAmplifier | Callable, cov0: ArrayLike, co
     ConstantModeStability
         α, the elasticity ρ, the amplitude w*, the rates (N,) and the threshold.
     """
-    f = _phi_function(phi)
+    _phi_function(phi)  # checked before the spectra
     sp = circulant_spectra(cov0, cov1)
     lam0, lam1 = _check_spectra(sp.lam0, sp.lam1)
     n = lam0.shape[0]
@@ -232,8 +254,7 @@ def constant_mode_stability(phi: PytreeAmplifier | Callable, cov0: ArrayLike, co
     if sp.freq[0] != 0:  # pragma: no cover - the basis puts the constant first
         raise RuntimeError("the real Fourier basis must start with the constant column")
     alpha = math.sqrt(lam1[0] / n)
-    value, slope = jax.jvp(f, (jnp.asarray(alpha, jnp.float64),), (jnp.asarray(1.0, jnp.float64),))
-    value, slope = float(value), float(slope)
+    value, slope = _phi_and_derivative(phi, alpha)
     if not (math.isfinite(value) and math.isfinite(slope)) or value <= 0:
         raise ValueError(f"phi must be finite with phi(alpha) > 0 at alpha = {alpha:.6g}, got phi = {value}")
     rho = alpha * slope / value
