@@ -4,7 +4,13 @@ explorers drawn as frames) and report, per chapter, the wall time, the time JAX 
 served by the persistent compilation cache when one is set (``JAX_COMPILATION_CACHE_DIR``), and
 the slowest cells.
 
-    python tools/profile_chapters.py [book/data.md ...] [--jobs 1] [--json out.json] [--keep DIR] [--record]
+    python tools/profile_chapters.py [book/data.md ...] [--jobs 1] [--json out.json] [--keep DIR]
+        [--record] [--functions 30]
+
+``--functions N`` lists the N compiled functions that cost the most compile time (tracing, lowering
+and XLA compilation), each with its compilation count and the innermost library or chapter line
+that called it: a function compiled many times (a jit closure made per call, a shape or static
+argument that varies, eager operations on arrays of many sizes) is the place to cut.
 
 Without chapters, every executable chapter (``kernelspec:`` in its front matter). Run on a quiet
 machine, or compare ratios within one run (the wall times scale with the load).
@@ -24,11 +30,26 @@ SECONDS = ROOT / "benchmarks" / "results" / "chapter_seconds.json"
 
 # Injected first cell: sum JAX's compile-phase durations in this kernel.
 _LISTEN = """
-import jax.monitoring as _m, collections as _c
+import jax.monitoring as _m, collections as _c, sys as _s
 _LOC_PROFILE = _c.defaultdict(float)
+def _loc_where():
+    # the innermost library or chapter line on the stack: who asked for the compilation
+    frame = _s._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        lib = "/localization/" in name and "/site-packages/" not in name
+        if lib or "ipykernel" in name and frame.f_code.co_name == "<module>":
+            return f"{name.rsplit('/localization/', 1)[-1]}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "?"
 def _loc_listen(event, duration, **kwargs):
     _LOC_PROFILE[event] += duration
     _LOC_PROFILE[event + "#count"] += 1
+    if event.startswith("/jax/core/compile/") and "fun_name" in kwargs:
+        key = f"{kwargs['fun_name']} @ {_loc_where()}"
+        _LOC_PROFILE["fs:" + key] += duration
+        if event.endswith("backend_compile_duration"):
+            _LOC_PROFILE["fn:" + key] += 1
 _m.register_event_duration_secs_listener(_loc_listen)
 def _loc_count(event, **kwargs):
     _LOC_PROFILE[event] += 1
@@ -94,6 +115,11 @@ def profile(chapter: Path, env: dict, keep: Path | None = None) -> dict:
         "cache_hits": int(events.get("/jax/compilation_cache/cache_hits", 0)),
         "saved": round(events.get("/jax/compilation_cache/compile_time_saved_sec", 0.0), 1),
         "slowest_cells": cells[:4],
+        # (seconds tracing, lowering and compiling, compilations, function @ caller), costliest first
+        "functions": sorted(
+            ((round(t, 2), int(events.get("fn:" + k[3:], 0)), k[3:]) for k, t in events.items() if k.startswith("fs:")),
+            reverse=True,
+        ),
         "error": error,
     }
 
@@ -103,6 +129,9 @@ def main() -> int:
     parser.add_argument("chapters", nargs="*", type=Path)
     parser.add_argument("--jobs", type=int, default=1, help="chapters executed side by side")
     parser.add_argument("--seed", default="0")
+    parser.add_argument(
+        "--functions", type=int, default=0, help="list the N functions with the most compile time (function @ caller)"
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--keep", type=Path, help="write the executed notebooks here")
     parser.add_argument(
@@ -139,6 +168,10 @@ def main() -> int:
             print(f"    FAILED: {result['error']}", flush=True)
         for seconds, i, head in result["slowest_cells"]:
             print(f"    cell {i:3d} {seconds:6.1f} s  {' | '.join(head)[:100]}", flush=True)
+        if args.functions:
+            print("    the costliest compiled functions (s, compilations, function @ caller):", flush=True)
+            for t, n, where in result["functions"][: args.functions]:
+                print(f"    {t:6.2f} {n:4d}  {where}", flush=True)
         return result
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
