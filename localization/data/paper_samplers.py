@@ -160,7 +160,6 @@ def paper_kur_map(z: ArrayLike, k: ArrayLike, normaliser: ArrayLike) -> jax.Arra
     return (x * one + one) * jnp.asarray(2.0, dt) / jnp.asarray(2.0, dt) + jnp.asarray(-1.0, dt)
 
 
-@functools.lru_cache(maxsize=16)
 def paper_kur_overflow(k: float = 5.0, precision: str = "float32") -> dict[str, float]:
     """Locate the non-finite outputs of the jitted :func:`paper_kur_map` on every float 4 <= ``|z|`` <= 9.
 
@@ -183,10 +182,16 @@ def paper_kur_overflow(k: float = 5.0, precision: str = "float32") -> dict[str, 
         probability that one standard normal entry maps to a non-finite value (float64 integral over
         the scanned points plus the tails beyond 9).
     """
+    k = v.kur_exponent("k", k)
+    _precision("precision", precision)
+    return dict(_overflow(k, precision))
+
+
+@functools.lru_cache(maxsize=16)
+def _overflow(k: float, precision: str) -> tuple[tuple[str, float], ...]:
     from scipy.special import ndtr
 
-    k = v.kur_exponent("k", k)
-    dt = _precision("precision", precision)
+    dt = np.dtype(precision)
     if dt == np.float32:
         lo, hi = np.float32(4.0).view(np.int32), np.float32(9.0).view(np.int32)
         zs = np.arange(lo, hi + 1, dtype=np.int32).view(np.float32)
@@ -205,7 +210,7 @@ def paper_kur_overflow(k: float = 5.0, precision: str = "float32") -> dict[str, 
         out[f"{tag}_last_finite"] = float(zs[len(bad) - 1 - np.argmax(~bad[::-1])])
         prob += float(np.sum(dens * width * bad))
     out["probability"] = prob
-    return out
+    return tuple(out.items())
 
 
 def count_nonfinite(x: ArrayLike) -> int:
