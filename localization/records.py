@@ -6,7 +6,8 @@ what it is, the command that regenerates it and the chapter that reads it. **Add
 line**: ``"<file or glob under book/data>": Record("what it is", "command", "chapter"),``, then
 ``python -m localization records --write`` regenerates the listing on ``book/reproducibility.md``
 (sizes are read from the files). A unit test fails when a file in ``book/data/`` matches no entry,
-when an entry matches no file, when its chapter does not exist, or when the page's listing is stale.
+when an entry matches no file, when its chapter does not exist, or when the page's listing is stale
+(:func:`stale_rows`: a size may drift by a quarter, as rerunning a record changes it a little).
 """
 
 from __future__ import annotations
@@ -16,7 +17,19 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
-__all__ = ["Record", "MANIFEST", "ROOT", "DATA", "PAGE", "files", "unlisted", "missing", "listing", "update_page"]
+__all__ = [
+    "Record",
+    "MANIFEST",
+    "ROOT",
+    "DATA",
+    "PAGE",
+    "files",
+    "unlisted",
+    "missing",
+    "listing",
+    "update_page",
+    "stale_rows",
+]
 
 #: The repository (the package's parent directory).
 ROOT = Path(__file__).resolve().parents[1]
@@ -259,3 +272,62 @@ def update_page(
     if write and new != text:
         Path(page).write_text(new, encoding="utf-8")
     return new == text
+
+
+_SIZE = re.compile(r"\| ([0-9.]+) (B|kB|MB)( \(\d+ files\))? \|")
+
+
+def stale_rows(
+    page: Path = PAGE, data: Path = DATA, tolerance: float = 0.25, *, manifest: dict[str, Record] | None = None
+) -> list[str]:
+    """Return the rows of the page's listing that differ from :func:`listing` beyond size drift.
+
+    A record rewritten with other seeds or settings changes its size a little (the claims' records
+    change with every sweep); such a row is current while its size is within ``tolerance`` (relative)
+    of the file's, and everything else in the row is equal.
+
+    Parameters
+    ----------
+    page : Path
+        The page (``book/reproducibility.md``).
+    data : Path
+        The records' directory.
+    tolerance : float
+        Relative size difference allowed (> 0).
+    manifest : dict of str to Record, optional
+        Default :data:`MANIFEST`.
+
+    Returns
+    -------
+    list of str
+        Each stale row, as the listing would write it (empty: the page is current).
+
+    Raises
+    ------
+    ValueError
+        If ``tolerance`` is not positive, the page lacks the markers, or as :func:`listing`.
+    """
+    if not tolerance > 0:
+        raise ValueError(f"tolerance must be > 0, got {tolerance!r}")
+    text = Path(page).read_text(encoding="utf-8")
+    if BEGIN not in text or END not in text:
+        raise ValueError(f"page {page} must hold the lines {BEGIN!r} and {END!r}")
+    shown = text.split(BEGIN, 1)[1].split(END, 1)[0].strip().splitlines()
+    shown_rows = dict(_without_size(row) for row in shown)
+    current = listing(data, manifest).splitlines()
+    stale = []
+    for row in current:
+        key, size = _without_size(row)
+        if key not in shown_rows or abs(shown_rows[key] - size) > tolerance * max(size, 1.0):
+            stale.append(row)
+    keys = {_without_size(row)[0] for row in current}
+    return stale + [f"(no longer listed) {row}" for row in shown if _without_size(row)[0] not in keys]
+
+
+def _without_size(row: str) -> tuple[str, float]:
+    """Return a row of the listing with its size replaced by ``SIZE``, and the size in bytes (0 if none)."""
+    m = _SIZE.search(row)
+    if not m:
+        return row, 0.0
+    value = float(m.group(1)) * {"B": 1, "kB": 1e3, "MB": 1e6}[m.group(2)]
+    return row[: m.start()] + "| SIZE" + (m.group(3) or "") + " |" + row[m.end() :], value

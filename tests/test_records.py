@@ -25,8 +25,9 @@ def test_entries_name_a_chapter_and_a_command():
 
 
 def test_the_reproducibility_page_lists_the_records_as_they_are():
-    assert records.update_page(write=False), (
-        "book/reproducibility.md lists stale records: run `.venv/bin/python -m localization records --write`"
+    stale = records.stale_rows()
+    assert not stale, (
+        f"book/reproducibility.md lists stale records {stale}: run `.venv/bin/python -m localization records --write`"
     )
     text = records.PAGE.read_text()
     for pattern in records.MANIFEST:
@@ -59,6 +60,18 @@ def test_listing_and_checks_on_a_made_up_directory(tmp_path):
     assert page.read_text().startswith(f"intro\n\n{records.BEGIN}\n| file |") and page.read_text().endswith(
         f"{records.END}\n\nend\n"
     )
+    assert records.stale_rows(page, tmp_path, manifest=manifest) == []
+    (tmp_path / "sub" / "b.npz").write_bytes(b"x" * 2800)  # 12 % larger: still current
+    assert records.stale_rows(page, tmp_path, manifest=manifest) == []
+    (tmp_path / "sub" / "b.npz").write_bytes(b"x" * 4000)  # 60 % larger: stale
+    assert records.stale_rows(page, tmp_path, manifest=manifest) == [
+        records.listing(tmp_path, manifest).splitlines()[3]
+    ]
+    (tmp_path / "sub" / "b.npz").write_bytes(b"x" * 2500)
+    renamed = {"a.json": manifest["a.json"]._replace(chapter="data"), "sub/*.npz": manifest["sub/*.npz"]}
+    assert len(records.stale_rows(page, tmp_path, manifest=renamed)) == 2  # the changed row, and the old one
+    with pytest.raises(ValueError, match="tolerance must be > 0"):
+        records.stale_rows(page, tmp_path, 0.0, manifest=manifest)
     page.write_text("no markers")
     with pytest.raises(ValueError, match="must hold the lines"):
         records.update_page(page, tmp_path, manifest)
