@@ -5,41 +5,42 @@ import math
 import numpy as np
 import pytest
 
-from localization.experiments import simulation as sim
+from localization.experiments import data_init as di
+from localization.experiments import large_n as ln
 
 
 def test_sites_holding_closed_forms():
-    assert sim.sites_holding(np.eye(7)[3]) == 1
-    assert sim.sites_holding(np.ones(10), 0.9) == 9
-    assert sim.sites_holding(np.ones(10), 0.95) == 10
-    assert sim.sites_holding(np.ones(10), 1.0) == 10
+    assert ln.sites_holding(np.eye(7)[3]) == 1
+    assert ln.sites_holding(np.ones(10), 0.9) == 9
+    assert ln.sites_holding(np.ones(10), 0.95) == 10
+    assert ln.sites_holding(np.ones(10), 1.0) == 10
     # two equal sites and a small tail: 90 % needs both big sites only if they hold >= 90 %
     w = np.array([3.0, 3.0, 1.0, 0.0])
-    assert sim.sites_holding(w, 0.9) == 2 and sim.sites_holding(w, 0.95) == 3
+    assert ln.sites_holding(w, 0.9) == 2 and ln.sites_holding(w, 0.95) == 3
     # batched, sign- and scale-invariant
     W = np.stack([np.eye(5)[0], -2 * np.ones(5)])
-    np.testing.assert_array_equal(sim.sites_holding(W, 0.5), [1, 3])
+    np.testing.assert_array_equal(ln.sites_holding(W, 0.5), [1, 3])
 
 
 def test_sites_holding_validates():
     with pytest.raises(ValueError, match="fraction"):
-        sim.sites_holding(np.ones(3), 0.0)
+        ln.sites_holding(np.ones(3), 0.0)
     with pytest.raises(ValueError, match="all zero"):
-        sim.sites_holding(np.zeros(3))
+        ln.sites_holding(np.zeros(3))
 
 
 def test_transition_point_linear():
     # IPR falls linearly from 1 at -2 to 0 at 0: crosses 0.5 at -1 (order of the points irrelevant)
     x = np.array([0.0, -2.0, -1.5, -0.5])
     y = -x / 2
-    assert sim.transition_point(x, y, 0.5) == pytest.approx(-1.0, abs=1e-12)
-    assert math.isnan(sim.transition_point(x, np.full(4, 0.1), 0.5))
+    assert ln.transition_point(x, y, 0.5) == pytest.approx(-1.0, abs=1e-12)
+    assert math.isnan(ln.transition_point(x, np.full(4, 0.1), 0.5))
     with pytest.raises(ValueError, match="1-D"):
-        sim.transition_point(x, y[:3])
+        ln.transition_point(x, y[:3])
 
 
 def test_steps_clip():
-    s = sim.LargeNSettings(min_steps=100, steps_per_site=10, max_steps=1000)
+    s = ln.LargeNSettings(min_steps=100, steps_per_site=10, max_steps=1000)
     assert (s.steps(5), s.steps(40), s.steps(400)) == (100, 400, 1000)
 
 
@@ -48,21 +49,21 @@ def test_two_way_variance_components():
     D, J = 40, 30
     a, b = rng.normal(0, 2.0, D), rng.normal(0, 1.0, J)
     y = a[:, None] + b[None, :] + rng.normal(0, 0.5, (D, J))
-    tw = sim.two_way_variance(y)
+    tw = di.two_way_variance(y)
     # estimates of 4, 1, 0.25 within generous sampling error
     assert tw.data == pytest.approx(4.0, rel=0.6)
     assert tw.init == pytest.approx(1.0, rel=0.6)
     assert tw.residual == pytest.approx(0.25, rel=0.2)
     assert tw.share("data") + tw.share("init") + tw.share("residual") == pytest.approx(1.0)
     # a pure row effect: no column or residual part, F_data infinite
-    pure = sim.two_way_variance(np.add.outer(np.arange(4.0), np.zeros(3)))
+    pure = di.two_way_variance(np.add.outer(np.arange(4.0), np.zeros(3)))
     assert pure.init == 0 and pure.residual == 0 and pure.share("data") == 1
     # points on the circle: a row effect in the angle is a data part
     theta = np.add.outer(rng.uniform(0, 2 * np.pi, 20), np.zeros(10))
-    tw = sim.two_way_variance(np.exp(1j * (theta + rng.normal(0, 0.05, theta.shape))))
+    tw = di.two_way_variance(np.exp(1j * (theta + rng.normal(0, 0.05, theta.shape))))
     assert tw.share("data") > 0.95
     with pytest.raises(ValueError, match="2-D"):
-        sim.two_way_variance(np.ones(4))
+        di.two_way_variance(np.ones(4))
 
 
 def test_peak_agreement_by_pair():
@@ -70,13 +71,13 @@ def test_peak_agreement_by_pair():
     # peak set by the initialisation (column) alone
     cols = np.array([0, 10, 20, 30])
     by_init = np.tile(cols, (5, 1))
-    out = sim.peak_agreement_by_pair(by_init, n)
+    out = di.peak_agreement_by_pair(by_init, n)
     assert out["same_init"] == 1 and out["same_data"] == 0 and out["neither"] == 0
     assert out["chance"] == pytest.approx(3 / 40)
     # peak set by the data stream (row); ring wrap: 39 and 0 are neighbours
     by_data = np.tile(np.array([[39], [12], [25]]), (1, 4))
     by_data[0, 1] = 0
-    out = sim.peak_agreement_by_pair(by_data, n)
+    out = di.peak_agreement_by_pair(by_data, n)
     assert out["same_data"] == 1 and out["same_init"] == 0
 
 
@@ -92,7 +93,7 @@ def test_large_n_summary_synthetic():
     width = dict(params=[3.0], excess_kurtosis=[-2.0], ipr_path=[[[0.1, 0.5, 0.5]] * 2], final_ipr=[[0.5, 0.25]])
     width["sites90"] = [[2, 4]]
     rec = dict(sizes=[dict(n=40, steps=20, times=times, NLGP=fam, Kur=fam, width_3=width)])
-    (z,) = sim.large_n_summary(rec)
+    (z,) = ln.large_n_summary(rec)
     # mean IPR 0.9 at -2 and 0.1 at 0: crosses 0.5 at -1
     assert z.crossing["NLGP"] == pytest.approx(-1.0)
     # strongest gain reaches 0.5 between t = 0 (0.1) and t = 1 (0.6): at 0.8
@@ -102,9 +103,9 @@ def test_large_n_summary_synthetic():
 
 def test_two_way_p_values():
     rng = np.random.default_rng(1)
-    noise = sim.two_way_variance(rng.normal(size=(10, 10)))
+    noise = di.two_way_variance(rng.normal(size=(10, 10)))
     assert 0 < noise.p_data < 1 and 0 < noise.p_init < 1
-    strong = sim.two_way_variance(np.add.outer(np.arange(10.0), np.zeros(10)) + rng.normal(0, 0.1, (10, 10)))
+    strong = di.two_way_variance(np.add.outer(np.arange(10.0), np.zeros(10)) + rng.normal(0, 0.1, (10, 10)))
     assert strong.p_data < 1e-10 and strong.p_init > 1e-3
 
 
@@ -114,19 +115,19 @@ def test_data_init_grid_shapes_and_streams():
 
     from localization import data
 
-    kd, ki = sim.data_init_keys(0)
+    kd, ki = di.data_init_keys(0)
     task = [data.family_task("Kur", 10.0, xi=(0.3, 0.7))]
     kw = dict(data_streams=2, inits=2, n=8, batch=16, steps=3, init_scale=1.0)
-    g = sim.data_init_grid(kd, ki, task, params=[10.0], **kw)
+    g = di.data_init_grid(kd, ki, task, params=[10.0], **kw)
     assert g.ipr.shape == g.peak.shape == (1, 2, 2) and g.n == 8
     assert np.all((g.peak >= 0) & (g.peak < 8)) and np.all((g.ipr >= 1 / 8 - 1e-6) & (g.ipr <= 1 + 1e-6))
     # reproducible from its keys; another data key changes the runs
-    again = sim.data_init_grid(kd, ki, task, params=[10.0], **kw)
+    again = di.data_init_grid(kd, ki, task, params=[10.0], **kw)
     np.testing.assert_array_equal(g.ipr, again.ipr)
-    other = sim.data_init_grid(jax.random.key(7), ki, task, params=[10.0], **kw)
+    other = di.data_init_grid(jax.random.key(7), ki, task, params=[10.0], **kw)
     assert not np.array_equal(g.ipr, other.ipr)
     with pytest.raises(ValueError, match="data_streams"):
-        sim.data_init_grid(kd, ki, task, data_streams=1)
+        di.data_init_grid(kd, ki, task, data_streams=1)
 
 
 @pytest.mark.slow
@@ -135,18 +136,18 @@ def test_large_n_sweep_record_structure(tmp_path):
 
     import jax
 
-    s = sim.LargeNSettings(
+    s = ln.LargeNSettings(
         ns=(8,), gains=(0.5, 10.0), ks=(6.0, 10.0), width_scales=(3.0,), inits=2, batch=8,
         min_steps=4, steps_per_site=1, max_steps=4, checkpoints=3,
     )  # fmt: skip
     path = tmp_path / "r.json"
-    rec = sim.large_n_sweep(jax.random.key(0), s, path=str(path), seed=0)
+    rec = ln.large_n_sweep(jax.random.key(0), s, path=str(path), seed=0)
     assert json.loads(path.read_text())["settings"] == json.loads(json.dumps(rec["settings"]))
     (sz,) = rec["sizes"]
     assert sz["n"] == 8 and sz["steps"] == 4 and len(sz["times"]) == 3
     assert np.shape(sz["NLGP"]["ipr_path"]) == (2, 2, 3) and np.shape(sz["width_3"]["sites90"]) == (1, 2)
-    (z,) = sim.large_n_summary(rec)
+    (z,) = ln.large_n_summary(rec)
     assert set(z.width_ipr) == {3.0}
     # resuming a finished record runs nothing and keeps it
-    again = sim.large_n_sweep(jax.random.key(1), s, path=str(path), seed=0, resume=True)
+    again = ln.large_n_sweep(jax.random.key(1), s, path=str(path), seed=0, resume=True)
     assert again["sizes"] == json.loads(path.read_text())["sizes"]

@@ -8,7 +8,8 @@ imports them (``figures`` may):
 
 * ``data_properties`` — *Idealized naturalistic data*: measured S1–S3 statistics of a data model;
 * ``simulation`` — *Localization in simulation* (paper §4.1, Fig. 5): IPR sweeps, Fig. 5, the
-  Kur × length-scale phase diagram;
+  Kur × length-scale phase diagram; beyond the paper ``large_n`` (Fig. 5 at several input sizes)
+  and ``data_init`` (the final field's variance split into data and initialisation parts);
 * ``amplifier`` — *The amplifier φ*: assumption A2's discrepancy by conditional Monte Carlo;
 * ``effective_dynamics`` — *Effective dynamics vs simulation* (paper §4.2, Figs. 3, 8): SGD and the
   effective flow from the same initialisations, flow sweeps, the Monte Carlo SGD drift;
@@ -35,12 +36,14 @@ re-exported here (``experiments.fig5(key)``); the others are used as modules
 
 from localization.experiments import (
     amplifier,
+    data_init,
     data_properties,
     effective_dynamics,
     gabor,
     gdln,
     hypercube,
     ica,
+    large_n,
     many_neurons,
     sigmoid,
     simulation,
@@ -90,12 +93,14 @@ from localization.experiments.simulation import (
 
 __all__ = [
     "amplifier",
+    "data_init",
     "data_properties",
     "effective_dynamics",
     "gabor",
     "gdln",
     "hypercube",
     "ica",
+    "large_n",
     "many_neurons",
     "sigmoid",
     "simulation",

@@ -346,7 +346,7 @@ def large_n_transition(scale: str = "chapter") -> Built:
     """
     check_scale(scale)
     record = read_record(LARGE_N_RECORD_PATH)
-    summary = ex.simulation.large_n_summary(record)
+    summary = ex.large_n.large_n_summary(record)
     colors = _size_colors([z.n for z in summary])
     fig = new_figure((plotting.COLUMN_WIDTH, 5.2), layout="constrained")
     axes = fig.subplots(2, 1, sharey=True)
@@ -385,7 +385,7 @@ def large_n_time(scale: str = "chapter") -> Built:
     """
     check_scale(scale)
     record = read_record(LARGE_N_RECORD_PATH)
-    summary = ex.simulation.large_n_summary(record)
+    summary = ex.large_n.large_n_summary(record)
     colors = _size_colors([z.n for z in summary])
     fig = new_figure((plotting.COLUMN_WIDTH, 3.0), layout="constrained")
     axes = fig.subplots(1, 2, sharey=True)
@@ -443,7 +443,7 @@ def data_init_variance(scale: str = "chapter") -> Built:
     check_scale(scale)
     record = read_record(DATA_INIT_RECORD_PATH)
     n = int(record["settings"]["n"])
-    sim = ex.simulation
+    sim = ex.data_init
     ipr = [sim.two_way_variance(np.asarray(t)) for t in record["ipr"]]
     peak = [sim.two_way_variance(np.exp(2j * np.pi * np.asarray(t) / n)) for t in record["peak"]]
     agree = [sim.peak_agreement_by_pair(np.asarray(t), n) for t in record["peak"]]

@@ -1,0 +1,307 @@
+r"""Beyond the paper: how much of a learned field is decided by the data and by the initialisation.
+
+* :func:`data_init_grid` — M2 on every pair of D data streams × J initialisations (one vmapped call
+  per stream), final IPR and peak site.
+* :func:`two_way_variance` — random-effects split of a (D, J) table (real, or points on the circle)
+  into data, initialisation and residual parts, with F tests; :func:`peak_agreement_by_pair`.
+* :data:`DATA_INIT`, :func:`data_init_keys`, :func:`data_init_record` — the recorded grid
+  (``book/data/variance_data_init.json``, ``python -m localization.experiments.simulation data_init PATH``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.typing import ArrayLike, DTypeLike
+
+from localization import data, metrics, train
+from localization import validation as v
+
+__all__ = [
+    "DataInitGrid",
+    "data_init_grid",
+    "TwoWay",
+    "two_way_variance",
+    "peak_agreement_by_pair",
+    "DATA_INIT",
+    "data_init_keys",
+    "data_init_record",
+]
+
+
+class DataInitGrid(NamedTuple):
+    """Final fields of M2 on a grid of data streams × initialisations.
+
+    Attributes
+    ----------
+    params : (P,) Kur exponents (or family parameters); excess_kurtosis : (P,).
+    ipr : (P, D, J) final IPR, D data streams × J initialisations.
+    peak : (P, D, J) peak site ``argmax |w|``.
+    n : ring size.
+    """
+
+    params: np.ndarray
+    excess_kurtosis: np.ndarray
+    ipr: np.ndarray
+    peak: np.ndarray
+    n: int
+
+
+def data_init_grid(
+    data_key: jax.Array,
+    init_key: jax.Array,
+    tasks: Sequence[Any],
+    *,
+    params: Sequence[float] | None = None,
+    data_streams: int = 6,
+    inits: int = 6,
+    n: int = 40,
+    init_scale: float = 1e-3,
+    lr: float = 0.1,
+    batch: int = 1000,
+    steps: int = 4000,
+    dtype: DTypeLike = jnp.float32,
+) -> DataInitGrid:
+    """Train M2 on every (data stream d, initialisation j) pair, for P tasks of one structure.
+
+    Initialisation j is the same for every stream (drawn from ``init_key``); stream d is
+    ``fold_in(data_key, d)``, the same for every initialisation and task. One :func:`ipr_sweep`-like
+    vmapped call (tasks × initialisations) per stream, compiled once.
+
+    Parameters
+    ----------
+    data_key, init_key : jax.Array
+        PRNG keys of the data streams and of the initial weights.
+    tasks : Sequence
+        P tasks of one pytree structure.
+    params : Sequence[float] or None
+        (P,) family parameters, stored.
+    data_streams, inits : int
+        D >= 2 streams and J >= 2 initialisations.
+    n, init_scale, lr, batch, steps, dtype
+        As in :func:`ipr_sweep`.
+
+    Returns
+    -------
+    DataInitGrid
+        ``ipr`` and ``peak`` (P, D, J).
+    """
+    from localization.experiments.simulation import init_neurons
+    from localization.field_analysis import peak_position
+
+    data_key = v.key("data_key", data_key)
+    init_key = v.key("init_key", init_key)
+    data_streams = v.integer("data_streams", data_streams, 2)
+    inits = v.integer("inits", inits, 2)
+    n = v.integer("n", n, 2)
+    if isinstance(tasks, (str, bytes)) or not isinstance(tasks, Sequence) or len(tasks) == 0:
+        raise TypeError(f"tasks must be a non-empty sequence of tasks, got {tasks!r}")
+    w0 = init_neurons(init_key, inits, n, init_scale, dtype)
+    kw = dict(lr=lr, batch=batch, steps=steps, checkpoints=2, n=n, dtype=dtype)
+    finals = []
+    for d in range(data_streams):
+        k = jax.random.fold_in(data_key, d)
+        if len(tasks) == 1:
+            w = np.asarray(train.train_online(k, tasks[0], w0, **kw).weights, dtype=np.float64)[None]
+        else:
+            w = np.asarray(train.train_sweep(k, list(tasks), w0, **kw).weights, dtype=np.float64)
+        finals.append(w[:, :, -1, :])  # (P, J, N)
+    w = np.stack(finals, axis=1)  # (P, D, J, N)
+    par = np.full(len(tasks), np.nan) if params is None else np.asarray(params, dtype=np.float64)
+    return DataInitGrid(
+        params=par,
+        excess_kurtosis=np.array([float(t.marginals[1].excess_kurtosis) for t in tasks], dtype=np.float64),
+        ipr=np.asarray(metrics.ipr(w), dtype=np.float64),
+        peak=np.asarray(peak_position(w)),
+        n=n,
+    )
+
+
+class TwoWay(NamedTuple):
+    """Random-effects two-way split of a (D, J) table (one value per data stream × initialisation).
+
+    Attributes
+    ----------
+    data, init, residual : variance components (>= 0, clipped): between data streams, between
+        initialisations, and what neither explains alone (interaction and noise).
+    total : data + init + residual.
+    f_data, f_init : F ratios MS_data / MS_residual and MS_init / MS_residual.
+    p_data, p_init : their p-values under no data (initialisation) effect, F distribution with
+        (D - 1, (D - 1)(J - 1)) ((J - 1, (D - 1)(J - 1))) degrees of freedom (Gaussian errors).
+    """
+
+    data: float
+    init: float
+    residual: float
+    total: float
+    f_data: float
+    f_init: float
+    p_data: float
+    p_init: float
+
+    def share(self, part: str) -> float:
+        """Return the fraction of ``total`` in ``part`` ("data", "init" or "residual")."""
+        if part not in ("data", "init", "residual"):
+            raise ValueError(f"part must be 'data', 'init' or 'residual', got {part!r}")
+        return getattr(self, part) / self.total if self.total > 0 else float("nan")
+
+
+def two_way_variance(table: ArrayLike) -> TwoWay:
+    r"""Split the variance of a (D, J) table into data, initialisation and residual components.
+
+    Two-way random-effects ANOVA without replication, :math:`y_{dj} = \mu + a_d + b_j + e_{dj}`:
+    :math:`MS_a = J\sum_d(\bar y_{d\cdot}-\bar y)^2/(D-1)`, :math:`MS_b = D\sum_j(\bar y_{\cdot j}-\bar
+    y)^2/(J-1)`, :math:`MS_e = \sum(y-\bar y_{d\cdot}-\bar y_{\cdot j}+\bar y)^2/((D-1)(J-1))`;
+    :math:`\sigma_a^2 = (MS_a-MS_e)/J`, :math:`\sigma_b^2 = (MS_b-MS_e)/D`, :math:`\sigma_e^2 = MS_e`.
+    Complex entries (points :math:`e^{i\theta}` on the unit circle) use :math:`|\cdot|^2`: the sum of the
+    splits of the real and imaginary parts, i.e. of the circle's points as vectors in the plane.
+
+    Parameters
+    ----------
+    table : ArrayLike
+        (D, J) values, D, J >= 2, real or complex, finite.
+
+    Returns
+    -------
+    TwoWay
+    """
+    y = np.asarray(table)
+    if y.ndim != 2 or min(y.shape) < 2:
+        raise ValueError(f"table must be 2-D with at least 2 rows and 2 columns, got shape {y.shape}")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("table must be finite")
+    D, J = y.shape
+    m = y.mean()
+    a, b = y.mean(axis=1), y.mean(axis=0)
+    ms_a = J * np.sum(np.abs(a - m) ** 2) / (D - 1)
+    ms_b = D * np.sum(np.abs(b - m) ** 2) / (J - 1)
+    ms_e = np.sum(np.abs(y - a[:, None] - b[None, :] + m) ** 2) / ((D - 1) * (J - 1))
+    from scipy import stats
+
+    sa, sb, se = max((ms_a - ms_e) / J, 0.0), max((ms_b - ms_e) / D, 0.0), float(ms_e)
+    inf = float("inf")
+    f_a = float(ms_a / ms_e) if ms_e > 0 else inf
+    f_b = float(ms_b / ms_e) if ms_e > 0 else inf
+    dfe = (D - 1) * (J - 1)
+    return TwoWay(
+        data=float(sa),
+        init=float(sb),
+        residual=se,
+        total=float(sa + sb + se),
+        f_data=f_a,
+        f_init=f_b,
+        p_data=float(stats.f.sf(f_a, D - 1, dfe)),
+        p_init=float(stats.f.sf(f_b, J - 1, dfe)),
+    )
+
+
+def peak_agreement_by_pair(peak: ArrayLike, n: int, tol: int = 1) -> dict[str, float]:
+    """Fraction of run pairs whose peaks lie within ``tol`` sites (circular), by what the pair shares.
+
+    Parameters
+    ----------
+    peak : ArrayLike
+        (D, J) integer peak sites on a ring of ``n`` sites.
+    n : int
+        Ring size.
+    tol : int
+        Circular distance counted as the same peak, >= 0.
+
+    Returns
+    -------
+    dict
+        ``same_data`` (pairs with one data stream, different initialisations), ``same_init`` (the
+        reverse), ``neither``; and ``chance``, the probability for two independent uniform peaks.
+    """
+    p = np.asarray(peak)
+    if p.ndim != 2 or min(p.shape) < 2:
+        raise ValueError(f"peak must be 2-D with at least 2 rows and 2 columns, got shape {p.shape}")
+    n = v.integer("n", n, 2)
+    tol = v.integer("tol", tol, 0)
+    D, J = p.shape
+    d = np.abs(p.reshape(D, J, 1, 1) - p.reshape(1, 1, D, J)) % n
+    close = np.minimum(d, n - d) <= tol
+    same_d = np.eye(D, dtype=bool)[:, None, :, None]
+    same_j = np.eye(J, dtype=bool)[None, :, None, :]
+    return dict(
+        same_data=float(close[same_d & ~same_j].mean()),
+        same_init=float(close[~same_d & same_j].mean()),
+        neither=float(close[~same_d & ~same_j].mean()),
+        chance=min(2 * tol + 1, n) / n,
+    )
+
+
+#: Settings of the recorded data-versus-initialisation grid (``book/data/variance_data_init.json``):
+#: Kur(k) at a localizing, a near-zero and a non-localizing excess kurtosis; Fig. 5's length-scales;
+#: the chapter's Fig. 5 batch and horizon.
+DATA_INIT = dict(ks=(10.0, 6.1, 5.0), xi=(0.3, 0.7), n=40, data_streams=10, inits=10, batch=1000, steps=4000)
+
+
+def data_init_keys(seed: int) -> tuple[jax.Array, jax.Array]:
+    """Return the (data, initialisation) keys of the data-versus-initialisation grid for ``seed``."""
+    key = jax.random.key(v.integer("seed", seed, 0))
+    return jax.random.fold_in(key, 1), jax.random.fold_in(key, 2)
+
+
+def data_init_record(seed: int = 0, *, path: str | None = None, settings: Mapping[str, Any] = DATA_INIT) -> dict:
+    """Run :func:`data_init_grid` at ``settings`` (default :data:`DATA_INIT`) and return (write) its record.
+
+    Parameters
+    ----------
+    seed : int
+        Seed of :func:`data_init_keys`.
+    path : str or None
+        JSON file to write.
+    settings : Mapping
+        ``ks``, ``xi``, ``n``, ``data_streams``, ``inits``, ``batch``, ``steps``.
+
+    Returns
+    -------
+    dict
+        Settings, seed, commit, seconds, and ``ks``, ``excess_kurtosis``, ``ipr`` (P, D, J), ``peak`` (P, D, J).
+    """
+    import json
+    import subprocess
+    import time
+
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    s = dict(settings)
+    tasks = [data.family_task("Kur", k, xi=tuple(s["xi"])) for k in s["ks"]]
+    start = time.perf_counter()
+    g = data_init_grid(
+        *data_init_keys(seed),
+        tasks,
+        params=s["ks"],
+        data_streams=s["data_streams"],
+        inits=s["inits"],
+        n=s["n"],
+        batch=s["batch"],
+        steps=s["steps"],
+    )
+    record = dict(
+        description=(
+            "experiments.simulation.data_init_record: final IPR and peak site (argmax |w|) of M2 on a grid of "
+            "data streams (rows) x initialisations (columns), for Kur(k) tasks."
+        ),
+        command=f"nice -n 10 .venv/bin/python -m localization.experiments.simulation data_init {path} --seed {seed}",
+        commit=commit,
+        jax_version=jax.__version__,
+        seed=seed,
+        settings={k: list(x) if isinstance(x, tuple) else x for k, x in s.items()},
+        seconds=round(time.perf_counter() - start, 1),
+        ks=list(s["ks"]),
+        excess_kurtosis=g.excess_kurtosis.tolist(),
+        ipr=g.ipr.tolist(),
+        peak=g.peak.tolist(),
+    )
+    if path is not None:
+        with open(path, "w") as f:
+            json.dump(record, f, indent=1)
+    return record

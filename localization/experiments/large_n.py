@@ -1,0 +1,383 @@
+r"""Beyond the paper: the transition of Fig. 5 at several input sizes N (simulation chapter).
+
+* :class:`LargeNSettings`, :data:`LARGE_N` (the recorded sweep), :data:`LARGE_N_LONG` and
+  :data:`LARGE_N_BATCH` (N = 100 with four times the horizon, or ten times the batch).
+* :func:`large_n_size`, :func:`large_n_sweep` — vmapped :func:`~localization.experiments.simulation.ipr_sweep`
+  calls per family and size, written to a JSON record (``book/data/large_n*.json``) by
+  ``python -m localization.experiments.simulation large_n|large_n_long|large_n_batch PATH``.
+* :func:`sites_holding` (a width: sites holding a fraction of :math:`\|w\|^2`),
+  :func:`transition_point` (where a mean IPR curve crosses a level), :func:`large_n_summary`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.typing import ArrayLike, DTypeLike
+
+from localization import data, metrics
+from localization import validation as v
+
+__all__ = [
+    "LargeNSettings",
+    "LARGE_N",
+    "LARGE_N_LONG",
+    "LARGE_N_BATCH",
+    "sites_holding",
+    "large_n_size",
+    "large_n_sweep",
+    "transition_point",
+    "LargeNSize",
+    "large_n_summary",
+]
+
+
+@dataclass(frozen=True)
+class LargeNSettings:
+    """Settings of the Fig. 5 transition at several input sizes N (:func:`large_n_sweep`).
+
+    Attributes
+    ----------
+    ns : input sizes N.
+    xi : (ξ₀, ξ₁) of the transition tasks (paper Fig. 5: (0.3, 0.7), in sites).
+    gains : NLGP gains g near the transition. ks : Kur exponents k near the transition.
+    width_gain : NLGP gain of the width tasks; width_scales : the width tasks use ξ = scale × xi.
+    inits : initialisations per task (one shared data stream). init_scale, lr, batch : as in
+        :class:`Fig5Settings`.
+    min_steps, steps_per_site, max_steps : SGD steps at size N, ``steps_per_site × N`` clipped to
+        [min_steps, max_steps] (the time a field needs to localize grows with N; the cap is the budget).
+    checkpoints : evenly spaced IPR checkpoints.
+    """
+
+    ns: tuple[int, ...] = (40, 100, 200, 400)
+    xi: tuple[float, float] = (0.3, 0.7)
+    gains: tuple[float, ...] = (0.278, 0.464, 0.774, 10.0)
+    ks: tuple[float, ...] = (6.1, 7.7, 10.0)
+    width_gain: float = 10.0
+    width_scales: tuple[float, ...] = (3.0, 6.0)
+    inits: int = 4
+    init_scale: float = 1e-3
+    lr: float = 0.1
+    batch: int = 500
+    min_steps: int = 4000
+    steps_per_site: int = 60
+    max_steps: int = 12_000
+    checkpoints: int = 13
+
+    def steps(self, n: int) -> int:
+        """Return the SGD steps at input size ``n``: ``steps_per_site × n`` clipped to [min_steps, max_steps]."""
+        n = v.integer("n", n, 2)
+        return min(self.max_steps, max(self.min_steps, self.steps_per_site * n))
+
+    def replace(self, **changes: Any) -> LargeNSettings:
+        """Return a copy with some fields changed (``dataclasses.replace``)."""
+        return dataclasses.replace(self, **changes)
+
+
+#: Settings of the recorded large-N sweep (``book/data/large_n.json``).
+LARGE_N = LargeNSettings()
+#: Four times the horizon at N = 100 for two values of each family that localize at N = 40 but not
+#: at N = 100 within :data:`LARGE_N`'s horizon (``book/data/large_n_long.json``).
+LARGE_N_LONG = LargeNSettings(
+    ns=(100,), gains=(0.464, 10.0), ks=(7.7, 10.0), width_scales=(), min_steps=24_000, max_steps=24_000, checkpoints=25
+)
+#: The same points at N = 100 with ten times :data:`LARGE_N`'s batch (less gradient noise), at its
+#: horizon (``book/data/large_n_batch.json``).
+LARGE_N_BATCH = LARGE_N_LONG.replace(batch=5000, min_steps=6000, max_steps=6000, checkpoints=13)
+
+
+def sites_holding(w: ArrayLike, fraction: float = 0.9) -> np.ndarray:
+    r"""Smallest number of sites holding ``fraction`` of :math:`\|w\|^2` (a width of the field).
+
+    Sort :math:`w_i^2` in decreasing order; return the least :math:`m` with
+    :math:`\sum_{i\le m} w_{(i)}^2 \ge \text{fraction}\,\|w\|^2`. A one-hot field gives 1, a constant
+    field :math:`\lceil \text{fraction}\cdot N\rceil`.
+
+    Parameters
+    ----------
+    w : ArrayLike
+        ``(..., N)`` weights, not all zero along the last axis.
+    fraction : float
+        In (0, 1].
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(...)`` integers in ``[1, N]``.
+    """
+    w = np.asarray(v.float_array("w", w, ndim_min=1), dtype=np.float64)
+    fraction = v.real_scalar("fraction", fraction)
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction}")
+    p = np.sort(w**2, axis=-1)[..., ::-1]
+    total = p.sum(axis=-1, keepdims=True)
+    if np.any(total <= 0):
+        raise ValueError("w must not be all zero along its last axis")
+    cum = np.cumsum(p, axis=-1) / total
+    # tolerance for rounding at fraction = 1
+    return (cum < fraction * (1 - 1e-12)).sum(axis=-1) + 1
+
+
+def _field_record(sweep) -> dict:
+    w = sweep.weights
+    return dict(
+        params=sweep.params.tolist(),
+        excess_kurtosis=sweep.excess_kurtosis.tolist(),
+        ipr_path=sweep.ipr.tolist(),
+        final_ipr=sweep.final_ipr.tolist(),
+        sites90=sites_holding(w, 0.9).tolist(),
+    )
+
+
+def large_n_size(key: jax.Array, n: int, settings: LargeNSettings = LARGE_N, *, dtype: DTypeLike = jnp.float32) -> dict:
+    """Run the large-N sweep at one input size ``n`` and return its JSON-able record.
+
+    Four vmapped :func:`ipr_sweep` calls with the same key (same initialisations and data stream):
+    NLGP(``gains``) and Kur(``ks``) at ``xi``, and NLGP(``width_gain``) at ``scale × xi`` for each
+    width scale, all for ``settings.steps(n)`` steps.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    n : int
+        Input size N >= 2.
+    settings : LargeNSettings
+        The sweep's settings.
+    dtype : DTypeLike
+        Training dtype.
+
+    Returns
+    -------
+    dict
+        ``n``, ``steps``, ``times`` (C,), ``seconds``, and per group (``NLGP``, ``Kur``,
+        ``width_<scale>``): ``params``, ``excess_kurtosis``, ``ipr_path`` (P, I, C), ``final_ipr`` (P, I),
+        ``sites90`` (P, I) (:func:`sites_holding` at 0.9).
+    """
+    import time
+
+    key = v.key("key", key)
+    n = v.integer("n", n, 2)
+    if not isinstance(settings, LargeNSettings):
+        raise TypeError(f"settings must be a LargeNSettings, got {type(settings).__name__}")
+    steps = settings.steps(n)
+    kw = dict(
+        n=n,
+        inits=settings.inits,
+        init_scale=settings.init_scale,
+        lr=settings.lr,
+        batch=settings.batch,
+        steps=steps,
+        checkpoints=settings.checkpoints,
+        dtype=dtype,
+    )
+    xi0, xi1 = settings.xi
+    groups = {
+        "NLGP": ([data.family_task("NLGP", g, xi=(xi0, xi1)) for g in settings.gains], settings.gains),
+        "Kur": ([data.family_task("Kur", k, xi=(xi0, xi1)) for k in settings.ks], settings.ks),
+    }
+    for s in settings.width_scales:
+        groups[f"width_{s:g}"] = ([data.family_task("NLGP", settings.width_gain, xi=(s * xi0, s * xi1))], [s])
+    from localization.experiments.simulation import ipr_sweep
+
+    start = time.perf_counter()
+    out: dict[str, Any] = dict(n=n, steps=steps)
+    for name, (tasks, params) in groups.items():
+        sweep = ipr_sweep(key, tasks, params=params, **kw)
+        out[name] = _field_record(sweep)
+        out["times"] = sweep.times.tolist()
+    out["seconds"] = round(time.perf_counter() - start, 1)
+    return out
+
+
+def large_n_sweep(
+    key: jax.Array,
+    settings: LargeNSettings = LARGE_N,
+    *,
+    path: str | None = None,
+    seed: int | None = None,
+    name: str = "large_n",
+    resume: bool = False,
+) -> dict:
+    """Run :func:`large_n_size` at every ``settings.ns`` and return (and optionally write) the record.
+
+    The record is written after every size (so a long run leaves the sizes it finished).
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key, the same for every size.
+    settings : LargeNSettings
+        The sweep's settings.
+    path : str or None
+        JSON file to write.
+    seed : int or None
+        The integer seed of ``key``, stored in the record.
+    name : str
+        The subcommand of ``python -m localization.experiments.simulation`` quoted in the record.
+    resume : bool
+        Keep the sizes already in ``path`` (same settings required) and run only the others (a run
+        that was stopped); each size records the commit that ran it.
+
+    Returns
+    -------
+    dict
+        ``settings``, ``seed``, ``sizes`` (a list of :func:`large_n_size` records).
+    """
+    import json
+    import subprocess
+
+    key = v.key("key", key)
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    record: dict[str, Any] = dict(
+        description=(
+            "experiments.simulation.large_n_sweep: final IPR of M2 against excess kurtosis (NLGP, Kur) "
+            "near the Fig. 5 transition at several input sizes N, steps steps_per_site * N clipped to "
+            "[min_steps, max_steps]; "
+            "width tasks NLGP(width_gain) at xi * scale. sites90: sites holding 90% of |w|^2."
+        ),
+        command=f"nice -n 10 .venv/bin/python -m localization.experiments.simulation {name} {path} --seed {seed}",
+        commit=commit,
+        jax_version=jax.__version__,
+        seed=seed,
+        settings=dataclasses.asdict(settings),
+        sizes=[],
+    )
+    if resume and path is not None:
+        import os
+
+        if os.path.exists(path):
+            with open(path) as f:
+                old = json.load(f)
+            if old["settings"] != json.loads(json.dumps(dataclasses.asdict(settings))):
+                raise ValueError(f"resume: the settings of {path} differ from {settings}")
+            record["sizes"] = old["sizes"]
+            record["commit"] = old["commit"]
+    done = {sz["n"] for sz in record["sizes"]}
+    for n in settings.ns:
+        if n in done:
+            continue
+        record["sizes"].append({**large_n_size(key, n, settings), "commit": commit})
+        if path is not None:
+            with open(path, "w") as f:
+                json.dump(record, f, indent=1)
+    return record
+
+
+def transition_point(excess_kurtosis: ArrayLike, mean_ipr: ArrayLike, level: float = 0.5) -> float:
+    """Excess kurtosis at which the mean final IPR crosses ``level``, interpolated linearly.
+
+    The points are sorted by excess kurtosis; the crossing is the first change of side of ``level``
+    (:func:`localization.metrics.first_crossing` with ``direction="either"``), from the localized
+    (negative) side. NaN if the curve does not cross.
+
+    Parameters
+    ----------
+    excess_kurtosis : ArrayLike
+        (P,) distinct finite excess kurtoses.
+    mean_ipr : ArrayLike
+        (P,) mean final IPR at those points.
+    level : float
+        The IPR level.
+
+    Returns
+    -------
+    float
+        The crossing (grid spacing bounds its accuracy).
+    """
+    x = np.asarray(v.float_array("excess_kurtosis", excess_kurtosis), dtype=np.float64)
+    y = np.asarray(v.float_array("mean_ipr", mean_ipr), dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1 or x.size < 2:
+        raise ValueError(f"excess_kurtosis and mean_ipr must be 1-D of one length >= 2, got {x.shape}, {y.shape}")
+    order = np.argsort(x)
+    return float(metrics.first_crossing(x[order], y[order], level, direction="either"))
+
+
+class LargeNSize(NamedTuple):
+    """What the large-N record says at one input size (:func:`large_n_summary`).
+
+    Attributes
+    ----------
+    n, steps : input size and SGD steps; times : (C,) checkpoint times.
+    exk : family → (P,) excess kurtosis; mean, std : family → (P,) final IPR over initialisations.
+    crossing : family → excess kurtosis where the mean final IPR crosses ``level`` (NaN: none).
+    t_loc : first time the mean IPR of the strongest NLGP gain reaches ``level`` (NaN: never).
+    width_ipr, width_sites : width-scale → mean 1/IPR and mean sites holding 90% of |w|² of the
+        width task's final fields; width_final : width-scale → mean final IPR.
+    """
+
+    n: int
+    steps: int
+    times: np.ndarray
+    exk: dict
+    mean: dict
+    std: dict
+    crossing: dict
+    t_loc: float
+    width_ipr: dict
+    width_sites: dict
+    width_final: dict
+
+
+def large_n_summary(record: Mapping[str, Any], level: float = 0.5) -> list[LargeNSize]:
+    """Summarise a :func:`large_n_sweep` record, one :class:`LargeNSize` per input size.
+
+    Parameters
+    ----------
+    record : Mapping
+        The record (JSON dict).
+    level : float
+        IPR level of the transition and of the localization time, in (0, 1).
+
+    Returns
+    -------
+    list of LargeNSize
+    """
+    level = v.real_scalar("level", level)
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    out = []
+    for sz in record["sizes"]:
+        times = np.asarray(sz["times"], dtype=np.float64)
+        exk, mean, std, crossing = {}, {}, {}, {}
+        for fam in ("NLGP", "Kur"):
+            f = np.asarray(sz[fam]["final_ipr"], dtype=np.float64)
+            exk[fam] = np.asarray(sz[fam]["excess_kurtosis"], dtype=np.float64)
+            mean[fam], std[fam] = f.mean(axis=1), f.std(axis=1)
+            crossing[fam] = transition_point(exk[fam], mean[fam], level)
+        strongest = int(np.argmax(sz["NLGP"]["params"]))
+        curve = np.asarray(sz["NLGP"]["ipr_path"], dtype=np.float64)[strongest].mean(axis=0)
+        t_loc = float(metrics.first_crossing(times, curve, level))
+        w_ipr, w_sites, w_final = {}, {}, {}
+        for name in sz:
+            if name.startswith("width_"):
+                scale = float(name.removeprefix("width_"))
+                f = np.asarray(sz[name]["final_ipr"], dtype=np.float64)[0]
+                w_ipr[scale] = float(np.mean(1 / f))
+                w_sites[scale] = float(np.mean(sz[name]["sites90"][0]))
+                w_final[scale] = float(f.mean())
+        out.append(
+            LargeNSize(
+                n=int(sz["n"]),
+                steps=int(sz["steps"]),
+                times=times,
+                exk=exk,
+                mean=mean,
+                std=std,
+                crossing=crossing,
+                t_loc=t_loc,
+                width_ipr=w_ipr,
+                width_sites=w_sites,
+                width_final=w_final,
+            )
+        )
+    return out
