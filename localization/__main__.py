@@ -65,9 +65,10 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser, argpar
     figures.add_argument(
         "--data",
         action="store_true",
-        help="also write the numbers each figure plots beside its PNG: DIR/<name>.<part>.csv for curves and "
-        "tables, DIR/<name>.npz for fields, each with a header naming the figure, chapter, scale, settings, "
-        "seed and commit (see the reproducibility page)",
+        help="also write the numbers each figure plots beside its PNG: its computed data as "
+        "DIR/<name>.<part>.csv (curves, tables) and DIR/<name>.npz (fields), and what it draws as "
+        "DIR/<name>.plotted.csv/.npz, each with a header naming the figure, chapter, scale, settings, seed "
+        "and commit (see the reproducibility page)",
     )
     figures.add_argument("--no-progress", action="store_true", help="no progress bar")
     sweep = commands.add_parser(
