@@ -275,8 +275,8 @@ class FieldComparison(NamedTuple):
     norm : the common norm, the mean norm of the fields learned on the localizing model.
     committee_norm : the common Frobenius norm of the committees' fields (their biases scaled along).
     committee_kinds : (R,) "learned on <model>" for each committee machine.
-    committee_offset : (R,) True where a committee has an *offset unit*: a unit with bias above
-        :data:`OFFSET_BIAS` (its sigmoid is nearly always 1, so it acts as an output bias).
+    committee_offset : (R,) number of *offset units* of each committee: units with bias above
+        :data:`OFFSET_BIAS` (their sigmoid is mostly near 1, so they act as an output bias).
     shares : (F,) window share of each neuron field; committee_shares : (R,) mean window share of each
         committee's units other than offset units (window :data:`localization.figures.many_neurons.WINDOW`, 10).
     scores : dict (test model, predictor) → :class:`TaskScores`; predictors "neuron" (α = 1),
@@ -349,4 +349,4 @@ def compare_fields(
         scores[name, "committee"] = committee_scores(kj, task, W, b, refit=True, **kw)
         scores[name, "detector"] = gaussian_detector_scores(kj, task, **kw)
     shares = np.asarray(field_analysis.window_share(fields, 10))
-    return FieldComparison(fields, kinds, norm, c_norm, c_kinds, offset_units.any(axis=1), shares, c_shares, scores)
+    return FieldComparison(fields, kinds, norm, c_norm, c_kinds, offset_units.sum(axis=1), shares, c_shares, scores)

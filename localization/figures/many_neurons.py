@@ -426,7 +426,7 @@ def task_value(scale: str = "chapter", *, committees: Mapping[str, tuple[Any, An
             mine = result.kinds == f"learned on {trained}"
             ax.plot(result.shares[mine], neuron.loss[mine], "o", color=color, ms=4, label=f"neuron, {trained}")
             for offset, fill in ((True, color), (False, "none")):
-                c = (result.committee_kinds == f"learned on {trained}") & (result.committee_offset == offset)
+                c = (result.committee_kinds == f"learned on {trained}") & ((result.committee_offset > 0) == offset)
                 ax.plot(result.committee_shares[c], committee.loss[c], "s", color=color, mfc=fill, ms=4)
         ax.plot(result.shares[fourier][0], neuron.loss[fourier][0], "k*", ms=7, label="constant field")
         ax.axhline(0.25, color="0.5", ls=":", lw=1)
@@ -434,7 +434,7 @@ def task_value(scale: str = "chapter", *, committees: Mapping[str, tuple[Any, An
         ax.set_title(f"test data {name}")
         ax.set_xlabel("window share $s_W$")
     axes[0].set_ylabel("held-out loss (MSE)")
-    proxies = [("ks", "k", "committee, offset unit"), ("ks", "none", "committee, no offset unit")]
+    proxies = [("ks", "k", "committee, offset units"), ("ks", "none", "committee, none")]
     for marker, fill, label in proxies:
         axes[0].plot([], [], marker, mfc=fill, ms=4, label=label)
     axes[0].plot([], [], "k--", lw=1, label="Gaussian detector")
