@@ -29,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike, DTypeLike
 
+from localization import prng
 from localization import validation as v
 from localization.models import Params
 
@@ -90,7 +91,7 @@ def init_weights(
 
 @partial(jax.jit, static_argnums=(2, 3))
 def _scaled_normal(key, std, shape, dtype):
-    return std * jax.random.normal(key, shape, dtype)
+    return std * prng.flat_normal(key, shape, dtype)
 
 
 def init_params(
@@ -165,11 +166,11 @@ def init_params(
 def _init_params(key, std_w, std_a, readout_mean, K, N, model, bias, num, dtype):
     kw, _, ka = jax.random.split(key, 3)  # three keys: the weights stay the draw of earlier versions
     lead = () if num is None else (num,)
-    w = std_w * jax.random.normal(kw, (*lead, K, N), dtype)
+    w = std_w * prng.flat_normal(kw, (*lead, K, N), dtype)
     b = jnp.zeros((*lead, K), dtype) if bias else None
     if model == "committee":
         return Params(w=w, b=b)
-    a = readout_mean + std_a * jax.random.normal(ka, (*lead, K), dtype)
+    a = readout_mean + std_a * prng.flat_normal(ka, (*lead, K), dtype)
     c = jnp.zeros(lead, dtype) if bias else None
     return Params(w=w, b=b, a=a, c=c)
 

@@ -31,7 +31,7 @@ from jax import lax
 from jax.extend.random import define_prng_impl, threefry_prng_impl
 from jax.typing import ArrayLike, DTypeLike
 
-__all__ = ["splitmix_key", "SPLITMIX_IMPL", "normal", "normal_from_bits", "gamma"]
+__all__ = ["splitmix_key", "SPLITMIX_IMPL", "normal", "normal_from_bits", "flat_normal", "gamma"]
 
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _C1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -151,6 +151,31 @@ def normal_from_bits(words: jax.Array) -> jax.Array:
     return jnp.where(negative, -r, r) * c
 
 
+def flat_normal(key: jax.Array, shape: Sequence[int], dtype: DTypeLike = jnp.float64) -> jax.Array:
+    """Return ``jax.random.normal(key, shape, dtype)``, drawn as one flat vector and reshaped.
+
+    The same numbers (the random bits of a shape are generated flat and reshaped, for threefry and for
+    :data:`SPLITMIX_IMPL`), but XLA:CPU compiles a flat draw about twice as fast as a 2-D one (and a
+    4-D one pathologically slowly); every new shape is a new compilation.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    shape : Sequence[int]
+        Shape of the result.
+    dtype : DTypeLike
+        Floating dtype.
+
+    Returns
+    -------
+    jax.Array
+        Standard normal draws of ``shape`` and ``dtype``.
+    """
+    shape = tuple(shape)
+    return jax.random.normal(key, (math.prod(shape),), dtype).reshape(shape)
+
+
 def normal(key: jax.Array, shape: Sequence[int], dtype: DTypeLike = jnp.float32) -> jax.Array:
     r"""Return standard normal draws, fast in float32 (one 64-bit random word per draw).
 
@@ -181,7 +206,7 @@ def normal(key: jax.Array, shape: Sequence[int], dtype: DTypeLike = jnp.float32)
     """
     dtype = jnp.dtype(dtype)
     if dtype != jnp.float32 or not jax.config.jax_enable_x64:
-        return jax.random.normal(key, shape, dtype)
+        return flat_normal(key, shape, dtype)
     return normal_from_bits(jax.random.bits(key, shape, jnp.uint64))
 
 

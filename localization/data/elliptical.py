@@ -197,7 +197,7 @@ class SphereMarginal(Marginal):
 
     def _sample(self, key, num, dtype):
         # first coordinate of a uniform point on the sphere: g_1 / |g|, g ~ N(0, I_D)
-        g = jax.random.normal(key, (num, self.dim), dtype)
+        g = prng.flat_normal(key, (num, self.dim), dtype)
         t = g[:, 0] / jnp.linalg.norm(g, axis=1)
         return (math.sqrt(self.dim) * t).astype(dtype)
 

@@ -487,6 +487,6 @@ def unit_sphere_rows(
 ) -> jax.Array:
     """Return (num, N) rows ``sqrt(N) G/|G|`` mapped like ``correlated_normals``: elliptical, covariance C."""
     N = math.prod(shape)
-    g = jax.random.normal(key, (num, N), dtype)
+    g = prng.flat_normal(key, (num, N), dtype)
     g = g * (math.sqrt(N) / jnp.linalg.norm(g, axis=1, keepdims=True))
     return to_sites(g * jnp.asarray(grid_amplitudes(xi, shape), dtype), shape, method)

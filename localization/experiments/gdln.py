@@ -57,6 +57,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
+from localization import prng
 from localization import validation as v
 from localization.data.base import DataModel
 from localization.data.task import LengthscaleTask, Task
@@ -460,5 +461,5 @@ def random_half_space_gates(key: jax.Array, num_dims: int, num_gates: int) -> Ha
     key = v.key("key", key)
     n = v.integer("num_dims", num_dims, 1)
     p = v.integer("num_gates", num_gates, 1)
-    z = jax.random.normal(key, (p, n), dtype=jnp.float64)
+    z = prng.flat_normal(key, (p, n), jnp.float64)
     return HalfSpaceGates(z / jnp.linalg.norm(z, axis=1, keepdims=True))

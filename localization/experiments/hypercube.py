@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from localization import prng
 from localization import validation as v
 from localization.data.spectral import covariance_sqrt
 from localization.theory import hypercube_flow, hypercube_laws
@@ -34,7 +35,7 @@ def _sign_counts(key: jax.Array, xi: float, n: int, num: int, min_n: int, max_n:
         raise ValueError(f"n must be <= {max_n} (exact enumeration of 2^n vertices), got {n}")
     key = v.key("key", key)
     num = v.integer("num", num, 2)
-    z = np.asarray(jax.random.normal(key, (num, n), jnp.float64)) @ np.asarray(covariance_sqrt(xi, n)).T
+    z = np.asarray(prng.flat_normal(key, (num, n), jnp.float64)) @ np.asarray(covariance_sqrt(xi, n)).T
     index = ((z < 0).astype(np.int64) << np.arange(n)[None, :]).sum(axis=1)
     return np.bincount(index, minlength=2**n).astype(np.float64), num, n
 

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from localization import theory
+from localization import prng, theory
 from localization import validation as v
 from localization.figures.flows import draw_flow_snapshots, draw_gain, draw_ipr_split
 from localization.figures.registry import Built, check_scale, new_figure, register
@@ -129,14 +129,12 @@ def integrate_flows(setting: Setup, steps: int) -> dict[str, Trajectory]:
     dict
         Task name → :class:`~localization.trajectory.Trajectory` of one start, weights (C, N).
     """
-    import jax
-
     from localization import book
 
     steps = v.integer("steps", steps, 20)
     if steps % 20:
         raise ValueError(f"steps must be a multiple of 20 (the checkpoint spacing), got {steps}")
-    w0 = np.asarray(jax.random.normal(book.key("mechanism", "w0"), (8, setting.n), dtype=np.float64))
+    w0 = np.asarray(prng.flat_normal(book.key("mechanism", "w0"), (8, setting.n), np.float64))
     flows = {}
     for name in setting.tasks:
         phi = _linear if name == "Gaussian" else setting.fast[name]
