@@ -492,7 +492,8 @@ def _main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--resume", action="store_true", help="large_n*: keep the sizes already in PATH")
     a = p.parse_args(argv)
     if a.name == "data_init":
-        return data_init.data_init_record(a.seed, path=a.path)
+        data_init.data_init_record(a.seed, path=a.path)
+        return
     large_n.large_n_sweep(jax.random.key(a.seed), runs[a.name], path=a.path, seed=a.seed, name=a.name, resume=a.resume)
 
 
