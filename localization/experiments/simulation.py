@@ -17,7 +17,6 @@ participation ratio (IPR, paper App. A.3) against the excess kurtosis of the mar
   field of the data models, so the sweep uses ``data.RootedKur``, a Kur model that carries its
   covariance's spectral amplitudes as an array leaf (same samples as ``data.Kur`` for the same key).
 
-Beyond the paper: :mod:`~localization.experiments.large_n`, :mod:`~localization.experiments.data_init`.
 The tasks come from ``data.family_task``; how long an IPR curve takes to settle is
 ``metrics.settling_step``.
 
@@ -478,8 +477,8 @@ def phase_diagram(
     )
 
 
-def _main(argv: Sequence[str] | None = None) -> None:
-    """``python -m localization.experiments.simulation NAME PATH [--seed S] [--resume]``: write a record."""
+def _main(argv: Sequence[str] | None = None) -> dict:
+    """``python -m localization.experiments.simulation NAME PATH [--seed S] [--resume]``: write, return a record."""
     import argparse
 
     from localization.experiments import data_init, large_n
@@ -492,9 +491,9 @@ def _main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--resume", action="store_true", help="large_n*: keep the sizes already in PATH")
     a = p.parse_args(argv)
     if a.name == "data_init":
-        data_init.data_init_record(a.seed, path=a.path)
-        return
-    large_n.large_n_sweep(jax.random.key(a.seed), runs[a.name], path=a.path, seed=a.seed, name=a.name, resume=a.resume)
+        return data_init.data_init_record(a.seed, path=a.path)
+    key, settings = jax.random.key(a.seed), runs[a.name]
+    return large_n.large_n_sweep(key, settings, path=a.path, seed=a.seed, name=a.name, resume=a.resume)
 
 
 if __name__ == "__main__":
