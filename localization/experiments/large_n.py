@@ -311,7 +311,7 @@ class LargeNSize(NamedTuple):
     exk : family → (P,) excess kurtosis; mean, std : family → (P,) final IPR over initialisations.
     crossing : family → excess kurtosis where the mean final IPR crosses ``level`` (NaN: none).
     t_loc : first time the mean IPR of the strongest NLGP gain reaches ``level`` (NaN: never).
-    width_ipr, width_sites : width-scale → mean 1/IPR and mean sites holding 90% of |w|² of the
+    width_ipr, width_sites : width-scale → mean 1/IPR and mean sites holding 90% of ``|w|²`` of the
         width task's final fields; width_final : width-scale → mean final IPR.
     """
 
