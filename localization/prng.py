@@ -173,7 +173,11 @@ def flat_normal(key: jax.Array, shape: Sequence[int], dtype: DTypeLike = jnp.flo
         Standard normal draws of ``shape`` and ``dtype``.
     """
     shape = tuple(shape)
-    return jax.random.normal(key, (math.prod(shape),), dtype).reshape(shape)
+    flat = jax.random.normal(key, (math.prod(shape),), dtype)
+    if isinstance(flat, jax.core.Tracer):
+        return flat.reshape(shape)
+    # a concrete draw is reshaped on the host: an eager reshape would be one more compilation per shape
+    return jax.device_put(np.asarray(flat).reshape(shape))
 
 
 def normal(key: jax.Array, shape: Sequence[int], dtype: DTypeLike = jnp.float32) -> jax.Array:
