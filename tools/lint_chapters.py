@@ -20,7 +20,7 @@ from pathlib import Path
 import jupytext
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from code_width import CODE_WIDTH, long_lines  # noqa: E402
+from code_width import CODE_WIDTH, long_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "_build" / "lint"
