@@ -283,3 +283,11 @@ def test_task_shares_transform_for_identical_tracer_and_fast_float32_normals():
         want = prng.normal(KEY, (5, 7)) if dtype == jnp.float32 else jax.random.normal(KEY, (5, 7), dtype)
         assert got.dtype == dtype
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_lengthscale_tasks_checks_a_sweep_of_tasks():
+    task = data.family_task("NLGP", 3.0)
+    assert data.lengthscale_tasks("tasks", (task, task)) == [task, task]
+    for bad, match in (("NLGP", "non-empty sequence"), ([], "non-empty sequence"), ([task, 3.0], r"tasks\[1\]")):
+        with pytest.raises(TypeError, match=match):
+            data.lengthscale_tasks("tasks", bad)

@@ -88,7 +88,7 @@ from localization.data.spectral import (
     min_distance_covariance,
     spectral_amplitudes,
 )
-from localization.data.task import FAMILIES, LengthscaleTask, family_task
+from localization.data.task import FAMILIES, LengthscaleTask, family_task, lengthscale_tasks
 
 __all__ = [
     # the modules
@@ -126,6 +126,7 @@ __all__ = [
     "CovarianceTask",
     "FAMILIES",
     "family_task",
+    "lengthscale_tasks",
     # the latent covariance
     "covariance",
     "covariance_sqrt",

@@ -9,6 +9,7 @@ It samples i.i.d. labels (:meth:`LengthscaleTask.sample`) or exact half/half bat
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import jax
@@ -25,7 +26,7 @@ from localization.data.ising import Ising
 from localization.data.marginals import Marginal
 from localization.pytree import pytree_dataclass
 
-__all__ = ["Task", "BalancedTask", "LengthscaleTask", "FAMILIES", "family_task"]
+__all__ = ["Task", "BalancedTask", "LengthscaleTask", "FAMILIES", "family_task", "lengthscale_tasks"]
 
 
 @runtime_checkable
@@ -159,6 +160,33 @@ class LengthscaleTask:
     def marginals(self) -> tuple[Marginal, Marginal]:
         """Return the coordinate laws of the two classes (y = 0, y = 1)."""
         return self.model0.marginal, self.model1.marginal
+
+
+def lengthscale_tasks(name: str, tasks: Any) -> list[LengthscaleTask]:
+    """Return ``tasks`` as a list after checking it is a non-empty sequence of :class:`LengthscaleTask`.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the error message.
+    tasks : Sequence[LengthscaleTask]
+        The tasks of a sweep.
+
+    Returns
+    -------
+    list[LengthscaleTask]
+
+    Raises
+    ------
+    TypeError
+        When ``tasks`` is not a non-empty sequence (a string is not one), or an item is not a task.
+    """
+    if isinstance(tasks, (str, bytes)) or not isinstance(tasks, Sequence) or len(tasks) == 0:
+        raise TypeError(f"{name} must be a non-empty sequence of tasks, got {tasks!r}")
+    for i, task in enumerate(tasks):
+        if not isinstance(task, LengthscaleTask):
+            raise TypeError(f"{name}[{i}] must be a data.LengthscaleTask, got {type(task).__name__}")
+    return list(tasks)
 
 
 def _same_leaves(m0, m1) -> bool:

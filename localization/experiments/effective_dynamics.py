@@ -98,15 +98,6 @@ def _check_w0(w0, n):
     return w0, n
 
 
-def _check_tasks(tasks):
-    if isinstance(tasks, (str, bytes)) or not isinstance(tasks, Sequence) or len(tasks) == 0:
-        raise TypeError(f"tasks must be a non-empty sequence of tasks, got {tasks!r}")
-    for i, task in enumerate(tasks):
-        if not isinstance(task, data.LengthscaleTask):
-            raise TypeError(f"tasks[{i}] must be a data.LengthscaleTask, got {type(task).__name__}")
-    return list(tasks)
-
-
 def compare_flow_and_sgd(
     key: jax.Array,
     task: Any,
@@ -212,7 +203,7 @@ def flow_sweep(
     Trajectory
         Weights (P, ..., C, n).
     """
-    tasks = _check_tasks(tasks)
+    tasks = data.lengthscale_tasks("tasks", tasks)
     if not isinstance(taylor, bool):
         raise TypeError(f"taylor must be a bool, got {taylor!r}")
     w0, n = _check_w0(w0, n)
@@ -281,7 +272,7 @@ def comparison_sweep(
     Comparison
         ``sgd`` and ``flow`` (P, ..., C, n), ``cov0``, ``cov1`` (P, n, n).
     """
-    tasks = _check_tasks(tasks)
+    tasks = data.lengthscale_tasks("tasks", tasks)
     w0, n = _check_w0(w0, n)
     flow, cov0, cov1 = _swept_flows(tasks, w0, n, lr, steps, checkpoints, False, _check_table(table))
     sgd = train.train_sweep(

@@ -43,15 +43,6 @@ __all__ = [
 ]
 
 
-def _check_tasks(tasks):
-    if isinstance(tasks, (str, bytes)) or not isinstance(tasks, Sequence) or len(tasks) == 0:
-        raise TypeError(f"tasks must be a non-empty sequence of tasks, got {tasks!r}")
-    for i, task in enumerate(tasks):
-        if not isinstance(task, data.LengthscaleTask):
-            raise TypeError(f"tasks[{i}] must be a data.LengthscaleTask, got {type(task).__name__}")
-    return list(tasks)
-
-
 def _check_w_unit(w_unit):
     w = np.asarray(v.float_array("w_unit", w_unit), dtype=np.float64)
     if w.ndim != 2 or w.shape[1] < 2:
@@ -211,7 +202,7 @@ def lr_scale_sweep(
     -------
     LrScaleSweep
     """
-    tasks = _check_tasks(tasks)
+    tasks = data.lengthscale_tasks("tasks", tasks)
     w_unit, n = _check_w_unit(w_unit)
     lrs = np.asarray([v.positive("lrs", x) for x in lrs], np.float64)
     scales = np.asarray([v.positive("scales", x) for x in scales], np.float64)
