@@ -113,7 +113,8 @@ MANIFEST: dict[str, Record] = {
         "effective_dynamics",
     ),
     "paper_samplers.json": Record(
-        "the paper's own samplers (Metropolis Ising chain, float32 AlgQDF Kur) against the book's in Figs. 5 and 7",
+        "the paper code's own samplers (Metropolis Ising chain; AlgQDF Kur in float64, as its notebooks ran, "
+        "and in float32) against the book's in Figs. 5 and 7",
         ".venv/bin/python -m localization.experiments.data_properties",
         "data",
     ),
