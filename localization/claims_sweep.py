@@ -36,6 +36,7 @@ __all__ = [
     "parse_seeds",
     "sweep",
     "carry_differences",
+    "restate",
     "carry_over",
 ]
 
@@ -227,6 +228,31 @@ def carry_differences(record: dict, seed: int, lines: list[dict]) -> list[str]:
     return found
 
 
+def restate(record: dict, lines: list[dict]) -> dict:
+    """Give a record's claims the statement and loose-bound reason the chapter gives now.
+
+    A carry-over keeps the observations (the values did not change) but moves the record to the current
+    source, whose ``says`` and ``loose`` texts may have been edited.
+
+    Parameters
+    ----------
+    record : dict
+        A chapter's record (:func:`localization.claims.read_records`), changed in place.
+    lines : list of dict
+        The claims logged by a re-execution (``id``, ``says``, ``loose``).
+
+    Returns
+    -------
+    dict
+        The record.
+    """
+    for line in lines:
+        entry = record["claims"].get(line["id"])
+        if entry is not None:
+            entry.update(says=line["says"], loose=line.get("loose"))
+    return record
+
+
 def carry_over(
     chapters, seed: int, *, jobs: int = 2, out_dir: Path = claims.RECORD_DIR, progress: bool = True
 ) -> dict[str, list[str]]:
@@ -234,7 +260,8 @@ def carry_over(
 
     Each chapter whose record is stale (its code cells changed) is executed once more under ``seed``,
     one of the seeds its record holds; if every claim's value, bound and verdict agree with the recorded
-    observation (:func:`carry_differences`), the record is moved to the current source (its hash) with an
+    observation (:func:`carry_differences`), the record is moved to the current source (its hash, and
+    the claims' statements and loose-bound reasons as the chapter now gives them: :func:`restate`) with an
     entry in its ``carried_over`` list (the commits, the seed, the number of claims compared), and its
     observations are kept. A chapter that disagrees keeps its stale record: sweep it again.
 
@@ -280,6 +307,7 @@ def carry_over(
         result[chapter] = found
         if not found:
             compared = sum(any(o["seed"] == seed for o in e["observations"]) for e in record["claims"].values())
+            restate(record, lines[chapter])
             record["source_sha256"] = digests[chapter]  # the source that was executed, hashed before the run
             record.setdefault("carried_over", []).append(
                 {"from_commit": record["commit"], "commit": commit, "seed": seed, "claims": compared}

@@ -211,6 +211,16 @@ def test_carry_over_needs_every_claim_unchanged():
     assert claims_sweep.carry_differences(record, 101, wider)[0].startswith("d-a: was")
 
 
+def test_restate_takes_the_chapters_current_statement_and_loose_reason():
+    record = _record([0.6, 0.7], ">", 0.5, seeds=[100, 101])
+    assert record["claims"]["d-a"].get("loose") is None
+    line = {"id": "d-a", "says": "now said so", "loose": "only the sign is claimed", "seed": 101}
+    claims_sweep.restate(record, [line, {**line, "id": "d-unknown"}])
+    assert record["claims"]["d-a"]["says"] == "now said so"
+    assert record["claims"]["d-a"]["loose"] == "only the sign is claimed"
+    assert set(record["claims"]) == {"d-a"} and len(record["claims"]["d-a"]["observations"]) == 2
+
+
 def test_carry_over_refuses_bad_input_before_running(tmp_path):
     record = {**_record([0.6], ">", 0.5, seeds=[100]), "chapter": "intro", "commit": "c"}
     (tmp_path / "intro.json").write_text(json.dumps(record))

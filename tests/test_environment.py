@@ -72,7 +72,13 @@ def test_pyproject_covers_every_third_party_import_of_the_library():
     import ast
     import sys
 
-    distribution = {"sklearn": "scikit-learn", "PIL": "pillow", "IPython": "ipython", "myst_nb": "myst-nb"}
+    distribution = {
+        "sklearn": "scikit-learn",
+        "PIL": "pillow",
+        "IPython": "ipython",
+        "myst_nb": "myst-nb",
+        "yaml": "pyyaml",
+    }
     declared = {_requirement(spec)[0] for spec in _project()["dependencies"]}
     missing = set()
     for path in (ROOT / "localization").rglob("*.py"):
