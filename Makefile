@@ -52,7 +52,7 @@ PYTEST := $(PY) -m pytest -W "ignore:$(CACHE_WARNING):UserWarning"
 # Chapters the book build executes side by side (tools/execute_chapters.py).
 BOOK_JOBS ?= 2
 
-.PHONY: help env build-dir book test lint test-fast test-unit test-notebooks test-site lab serve references bench lock clean offline-assets update-offline-assets browser
+.PHONY: help env build-dir book book-then-site test lint test-fast test-unit test-notebooks test-site lab serve references bench lock clean offline-assets update-offline-assets browser
 
 help:
 	@echo "make book   - set up (if needed), execute every chapter, write the site to _build/html"
@@ -134,16 +134,20 @@ XDIST := -n 2
 # Every chapter is executed once: nbval runs it under the second seed, as the build would (the
 # explorers' frames drawn), compares its outputs with the references, and stores the execution in
 # the build's cache (--book-cache, tests/conftest.py); the strict build of that seed's book then
-# renders those executions. The unit tests follow (their compiled programs mostly loaded from the
-# compilation cache the chapters filled), then the browser check of the built site.
+# renders those executions. The unit tests run beside the build and its browser check: the browser
+# check mostly waits on the browser (about half a core), the unit tests use both (their compiled
+# programs mostly loaded from the cache the chapters filled).
 # (Executing the chapters for the build and again for nbval took 5 minutes more on 2 cores.)
 test: env lint browser
 	@$(MAKE) --no-print-directory build-dir LOCALIZATION_SEED=$(CHECK_SEED)
 	@rm -f $(EXPLORER_LOG)
 	LOCALIZATION_SEED=$(CHECK_SEED) $(BOOK_ENV) LOCALIZATION_EXPLORER_LOG=$(EXPLORER_LOG) $(NBVAL) --book-cache _build/.jupyter_cache
 	@$(PY) -m localization.explorer $(EXPLORER_LOG)
+	$(MAKE) --no-print-directory -j2 test-unit book-then-site
+
+# (make test) the strict build of the second seed's book from nbval's executions, then its browser check.
+book-then-site:
 	$(MAKE) --no-print-directory book LOCALIZATION_SEED=$(CHECK_SEED)
-	$(MAKE) --no-print-directory test-unit
 	$(MAKE) --no-print-directory test-site
 
 # Lint (pyflakes, pycodestyle, import order, bugbear, pyupgrade) and formatting, configured in pyproject.toml.
@@ -174,7 +178,7 @@ test-fast: env
 
 # The browser check of the built site (headless Chromium, network cut off): run after `make book`.
 # Two workers, each with its own browser; a page's tests stay on one worker, which visits the page
-# once per width (tests/conftest.py groups them).
+# once per width (tests/test_site.py: PAGE_PARAMS).
 test-site: env browser
 	@test -d _build/html || { echo "test-site checks the built site: run 'make book' first (no _build/html)"; exit 1; }
 	$(PYTEST) tests/test_site.py -q -p no:cacheprovider $(XDIST) --dist loadgroup

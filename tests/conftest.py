@@ -20,26 +20,11 @@ from tolerant_compare import align_outputs  # noqa: E402
 from localization.book import is_measured_output  # noqa: E402
 
 
-def _site_pages_grouped(items):
-    """The browser check measures each page once per worker: keep a page's tests on one worker.
-
-    (``make test-site`` runs two workers with ``--dist loadgroup``; a test without a page joins the
-    group "site".)
-    """
-    import pytest
-
-    for item in items:
-        if item.path.name == "test_site.py":
-            page = getattr(item, "callspec", None) and item.callspec.params.get("page")
-            item.add_marker(pytest.mark.xdist_group(page or "site"))
-
-
 def _without_measured(outputs):
     return [out for out in outputs if not is_measured_output(out)]
 
 
 def pytest_collection_modifyitems(session, config, items):
-    _site_pages_grouped(items)
     try:
         from nbval.plugin import IPyNbCell, IPyNbFile
     except ImportError:  # nbval not in use for this run

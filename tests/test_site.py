@@ -58,6 +58,9 @@ def _has_explorer(page: str) -> bool:
 
 # The pages with an explorer (read from the built site; none before a build, when every test fails).
 EXPLORER_PAGES = [p for p in PAGES if _has_explorer(p)]
+# Each page's tests as one group (pytest-xdist --dist loadgroup: make test-site runs two workers), so
+# the worker that measures a page at both widths (measured, below) runs every test of that page.
+PAGE_PARAMS = [pytest.param(page, id=page, marks=pytest.mark.xdist_group(page)) for page in PAGES]
 
 
 def _chromium():
@@ -90,7 +93,7 @@ def _offline_chromium(profile):
     ]
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_no_explorer_is_printed_as_text(page):
     """An explorer shows its pictures once; its HTML must never come back as a cell's text value."""
     source = (SITE / f"{page}.html").read_text(encoding="utf-8")
@@ -242,7 +245,7 @@ class _Resources(HTMLParser):
             self.urls.append(attrs["href"])
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_page_requests_nothing_from_the_internet(page):
     parser = _Resources()
     parser.feed((SITE / f"{page}.html").read_text(encoding="utf-8"))
@@ -250,7 +253,7 @@ def test_page_requests_nothing_from_the_internet(page):
     assert not remote, f"{page} loads remote resources: {remote}"
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_page_renders_offline(browser, page):
     """The page has its main content, shows no traceback, and its math is typeset (no raw TeX left)."""
     facts = measured(browser, page, 1280)["render"]
@@ -262,7 +265,7 @@ def test_page_renders_offline(browser, page):
         assert not facts["raw_tex"], f"{page}: raw TeX left: {facts['raw_tex']}"
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_every_figure_shows_an_image(page):
     """A glued figure that lost its picture renders as the text '<Figure size ...>'."""
     source = (SITE / f"{page}.html").read_text(encoding="utf-8")
@@ -404,7 +407,7 @@ def console_problems(events: list[dict]) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_page_has_no_console_errors_or_failed_requests(browser, page):
     """With the network cut off, loading a page logs no error, throws nothing and no request fails."""
     problems = measured(browser, page, 1280)["console"]
@@ -412,7 +415,7 @@ def test_page_has_no_console_errors_or_failed_requests(browser, page):
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_display_math_fits_its_column(browser, page, width):
     """No display equation is wider than its column (nor needs a scroll bar) at desktop and phone
     widths: long equations are split over lines."""
@@ -425,7 +428,7 @@ def test_display_math_fits_its_column(browser, page, width):
     assert not too_wide, f"{page} at {width} px:\n" + "\n".join(too_wide)
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_screenshot_for_review(browser, page):
     """A screenshot of each page at 1280 px, kept under _build/screenshots/ (not a check of its looks)."""
     for shot in measured(browser, page, 1280)["screenshots"]:
@@ -464,7 +467,7 @@ MEASURE_TABLES = """(() => {
 })()"""
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_tables_read_whole_at_desktop_width(browser, page):
     """At 1280 px no table header is broken inside a word and no formula in a table is clipped."""
     problems = measured(browser, page, 1280)["tables"]
@@ -493,14 +496,14 @@ def _name(f: dict) -> str:
     return f"{'explorer frame' if f['explorer'] else (f['figure'] or 'image')} {f['src'][:16]}"
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_every_image_loads(browser, page):
     """Every image of the article (figures and explorer frames) decoded to a picture with a width."""
     broken = [f["src"][:60] for f in measured(browser, page, 1280)["figures"] if not f["natural"]]
     assert not broken, f"{page}: images that did not load: {broken}"
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_every_figure_has_a_numbered_caption(browser, page):
     """Every picture in the article other than an explorer's frames is a figure with a numbered caption
     (a ``{glue:figure}`` with a name and a caption): none is a bare image output of a cell."""
@@ -508,7 +511,7 @@ def test_every_figure_has_a_numbered_caption(browser, page):
     assert not bare, f"{page}: figures without a numbered caption: {bare}"
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_figures_are_drawn_at_twice_their_size(browser, page):
     """Figures are crisp on high-density screens: at 1280 px each has at least 1.9 image pixels per CSS
     pixel it is shown at (book.start shows figures as 2x PNGs)."""
@@ -521,7 +524,7 @@ def test_figures_are_drawn_at_twice_their_size(browser, page):
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_figure_text_is_not_smaller_than_captions(browser, page, width):
     """Figures are drawn with text of at least plotting.FONT_SIZE points at plotting.FIGURE_DPI, that is
     FONT_SIZE * FIGURE_DPI / 72 CSS pixels at the figure's natural CSS size (its width attribute for a
@@ -613,7 +616,7 @@ MEASURE_LAYOUT = """(() => {
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_page_is_not_wider_than_the_window(browser, page, width):
     """Nothing makes the page scroll sideways, at 1280 px and on a 400 px phone."""
     layout = measured(browser, page, width)["layout"]["page"]
@@ -624,7 +627,7 @@ def test_page_is_not_wider_than_the_window(browser, page, width):
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_no_code_block_scrolls_sideways(browser, page, width):
     """Every code block (cell inputs, folded or not, outputs and literal blocks) fits its box: chapters
     keep code lines within the column at 1280 px and longer lines wrap (book.css)."""
@@ -633,7 +636,7 @@ def test_no_code_block_scrolls_sideways(browser, page, width):
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_tables_fit_their_column(browser, page, width):
     """No table is wider than its container, no cell's content spills out and no column is squeezed
     to a few letters, at 1280 px (tables wrap) and at 400 px (rows stack into cards)."""
@@ -645,7 +648,7 @@ ABSOLUTE_PATH = re.compile(r"/tmp/|/home/|/work/|/Users/|PosixPath\(|WindowsPath
 DATA_URI = re.compile(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=\s]+")
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_no_absolute_file_path_in_a_page(page):
     """No page shows (or links) a path of the machine that built it: defaults are shown symbolically."""
     source = DATA_URI.sub("", _page_file(page).read_text(encoding="utf-8"))
@@ -672,7 +675,7 @@ def _page_bytes(page: str) -> int:
     return total
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_page_weight_is_under_the_cap(page):
     """A page (its HTML and its images) is at most PAGE_BYTES_CAP bytes."""
     size = _page_bytes(page)
@@ -713,7 +716,7 @@ MEASURE_CHECKS = """(() => {
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_every_check_is_folded_with_its_result_shown(browser, page, width):
     """Each check cell's code is folded behind "Check — show the code" and its one-line result is shown
     with a tick; a page with checks has one control that unfolds them all and folds them again."""
@@ -751,7 +754,7 @@ MEASURE_EXPLORERS = """Array.from(document.querySelectorAll('.bd-article .loc-ex
 })"""
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_explorer_pictures_have_descriptive_alt_text(browser, page):
     """An explorer's picture says what it shows (at least four words), not the name of the function
     that drew it (``explore(..., alt=...)``)."""
