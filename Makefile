@@ -63,7 +63,7 @@ help:
 	@echo "make test-unit  - every unit test, slow ones too (the first step of make test)"
 	@echo "make lint       - ruff check, ruff format --check, and the chapters' code cells (run first by make test)"
 	@echo "make test-notebooks - nbval: re-execute every chapter with a second seed and compare its outputs with tests/references"
-	@echo "make test-site  - the browser check of the built site (needs make book first; run last by make test)"
+	@echo "make test-site  - the browser check of the built site (needs make book first; SITE_SCREENSHOTS=1 keeps screenshots for review)"
 	@echo ""
 	@echo "make lab    - open the chapters as notebooks in JupyterLab (jupytext)"
 	@echo "make serve  - serve _build/html on http://127.0.0.1:8000"
@@ -177,11 +177,13 @@ test-fast: env
 	$(PYTEST) tests -q -p no:cacheprovider --ignore=tests/test_site.py -m "not slow" $(XDIST)
 
 # The browser check of the built site (headless Chromium, network cut off): run after `make book`.
+# SITE_SCREENSHOTS=1 also keeps a screenshot of every page at 1280 px under _build/screenshots/.
+SITE_SCREENSHOTS ?=
 # Two workers, each with its own browser; a page's tests stay on one worker, which visits the page
 # once per width (tests/test_site.py: PAGE_PARAMS).
 test-site: env browser
 	@test -d _build/html || { echo "test-site checks the built site: run 'make book' first (no _build/html)"; exit 1; }
-	$(PYTEST) tests/test_site.py -q -p no:cacheprovider $(XDIST) --dist loadgroup
+	SITE_SCREENSHOTS=$(SITE_SCREENSHOTS) $(PYTEST) tests/test_site.py -q -p no:cacheprovider $(XDIST) --dist loadgroup
 
 # Regenerate the nbval references from the .md sources (then review `git diff tests/references`).
 # CHAPTERS=book/data.md limits it to some chapters.
