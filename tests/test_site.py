@@ -5,7 +5,8 @@ Run after ``jupyter-book build``. A missing browser or a missing build is a fail
 Chromium when none is found, elsewhere it says what to install). :class:`Browser` talks to one Chromium
 over the DevTools protocol to set the window width, measure the laid-out page and, with
 ``SITE_SCREENSHOTS=1``, take screenshots for review (kept under ``_build/screenshots/``). Each page
-is visited once per window width (1280 and 400 px): :func:`measured` takes every measurement of that visit, and the tests read it.
+is visited once per window width (1280 and 400 px): :func:`measured` takes every measurement of that
+visit, and the tests read it.
 Checks that need only the HTML files (leaked explorer HTML, machine paths, page weight, remote
 resources) read them without a browser."""
 
