@@ -99,7 +99,8 @@ def _store_chapter(nb_file, cache_dir: str) -> str | None:
     from nbformat import NotebookNode
 
     root = Path(__file__).resolve().parents[1]
-    sys.path.insert(0, str(root / "tools"))
+    if str(root / "tools") not in sys.path:  # called once per chapter: insert once
+        sys.path.insert(0, str(root / "tools"))
     from execute_chapters import read_chapter, store
 
     outputs = nb_file._book_outputs
