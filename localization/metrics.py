@@ -22,6 +22,7 @@ of concrete arrays, not traceable.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Literal
 
@@ -89,6 +90,13 @@ def ipr(w: ArrayLike) -> jax.Array:
                 f"ipr is undefined for the zero vector: w[{', '.join(map(str, where))}] is all zeros "
                 "(valid input: at least one non-zero entry per vector)"
             )
+    return _ipr_core(w)
+
+
+# One compiled program per input shape: called eagerly, the five operations below would each be
+# compiled for every new shape (most of the time a chapter spends in this function).
+@jax.jit
+def _ipr_core(w: jax.Array) -> jax.Array:
     m = jnp.max(jnp.abs(w), axis=-1, keepdims=True)
     u = w / m
     u2 = u * u
@@ -282,13 +290,18 @@ def sample_excess_kurtosis(x: ArrayLike, axis: int = 0) -> jax.Array:
     x = jnp.asarray(x)
     if not jnp.issubdtype(x.dtype, jnp.floating):
         x = x.astype(jnp.float64)
-    d = x - jnp.mean(x, axis=axis, keepdims=True)
-    d2 = d * d
-    m2 = jnp.mean(d2, axis=axis)
-    m4 = jnp.mean(d2 * d2, axis=axis)
+    m2, m4 = _central_moments(x, axis)
     if not is_traced(m2) and np.any(np.asarray(m2) == 0):
         raise ValueError("x is constant along the sample axis: excess kurtosis undefined (m_2 = 0)")
     return m4 / (m2 * m2) - 3.0
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def _central_moments(x: jax.Array, axis: int) -> tuple[jax.Array, jax.Array]:
+    """(m_2, m_4) along ``axis``, one compiled program per shape and axis."""
+    d = x - jnp.mean(x, axis=axis, keepdims=True)
+    d2 = d * d
+    return jnp.mean(d2, axis=axis), jnp.mean(d2 * d2, axis=axis)
 
 
 def _finite_float64(name, x, ndim_min):

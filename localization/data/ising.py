@@ -90,6 +90,27 @@ def _ising_thresholds(J, N: int):
     return jnp.minimum(thr, 2.0**32 - 1).astype(jnp.uint32)
 
 
+# One compiled program per (num, N, dtype): sampled eagerly, the chain's operations would each be
+# compiled for every new size.
+@partial(jax.jit, static_argnums=(2, 3, 4))
+def _exact_chain(J, key, num: int, N: int, dtype):
+    """(num, N) exact samples of the ring (the sequential construction of :class:`Ising`)."""
+    thr = _ising_thresholds(J, N)
+    k1, k2 = jax.random.split(key)
+    x1 = jnp.where(jax.random.bernoulli(k1, 0.5, (num,)), 1, -1).astype(jnp.int8)
+    bits = jax.random.bits(k2, (N - 1, num), jnp.uint32)
+
+    def step(u, inp):
+        th, b = inp
+        same = b < jnp.where(u > 0, th[0], th[1])
+        u = jnp.where(same, u, -u)
+        return u, u
+
+    _, us = jax.lax.scan(step, jnp.ones((num,), jnp.int8), (thr, bits))
+    u = jnp.concatenate([jnp.ones((1, num), jnp.int8), us], axis=0)  # (N, num)
+    return (u * x1[None, :]).T.astype(dtype)
+
+
 @pytree_dataclass
 class Ising(DataModel):
     """Periodic 1-D ferromagnetic Ising chain, p(x) ∝ exp(+J sum_i x_i x_{i+1}), x_{N+1} = x_1, J >= 0.
@@ -120,21 +141,7 @@ class Ising(DataModel):
             raise ValueError(f"n must be an int (1-D chain) for Ising, got shape {shape}")
 
     def _sample(self, key, num, shape, dtype, method):
-        N = shape[0]
-        thr = _ising_thresholds(self.J, N)
-        k1, k2 = jax.random.split(key)
-        x1 = jnp.where(jax.random.bernoulli(k1, 0.5, (num,)), 1, -1).astype(jnp.int8)
-        bits = jax.random.bits(k2, (N - 1, num), jnp.uint32)
-
-        def step(u, inp):
-            th, b = inp
-            same = b < jnp.where(u > 0, th[0], th[1])
-            u = jnp.where(same, u, -u)
-            return u, u
-
-        _, us = jax.lax.scan(step, jnp.ones((num,), jnp.int8), (thr, bits))
-        u = jnp.concatenate([jnp.ones((1, num), jnp.int8), us], axis=0)  # (N, num)
-        return (u * x1[None, :]).T.astype(dtype)
+        return _exact_chain(self.J, key, num, shape[0], dtype)
 
     def _covariance(self, shape):
         N = shape[0]

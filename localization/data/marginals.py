@@ -196,9 +196,16 @@ def nlgp_transform(z: ArrayLike, gain: ArrayLike) -> jax.Array | np.ndarray:
     """
     if takes_jax_path(z, gain):
         g = jnp.asarray(gain, z.dtype)
-        return jax.lax.erf(g * z) * (1.0 / nlgp_normaliser(g)).astype(z.dtype)
+        return _nlgp_transform_jax(z, g, (1.0 / nlgp_normaliser(g)).astype(z.dtype))
     g = float(gain)
     return sp.erf(g * np.asarray(z, np.float64)) / float(nlgp_normaliser(g))
+
+
+# The JAX paths of the copula maps are compiled once per shape and dtype: called eagerly (a sample
+# drawn outside a jitted loop), each of their operations would be compiled for every new shape.
+@jax.jit
+def _nlgp_transform_jax(z: jax.Array, g: jax.Array, scale: jax.Array) -> jax.Array:
+    return jax.lax.erf(g * z) * scale
 
 
 def _nlgp_raw_moment(gain: float, power: int) -> float:
@@ -324,6 +331,15 @@ def kur_normaliser(k: ArrayLike) -> jax.Array:
     return jnp.sqrt(jnp.exp(jax.scipy.special.betaln(3.0 / k, 1.0 - 2.0 / k)) / k)
 
 
+@jax.jit
+def _kur_transform_jax(z: jax.Array, k: ArrayLike, normaliser: jax.Array) -> jax.Array:
+    """:func:`kur_transform`'s JAX path (compiled once per shape and dtype, as :func:`_nlgp_transform_jax`)."""
+    e = jax.lax.erfc(jnp.abs(z) * (1.0 / math.sqrt(2.0)))
+    one_minus_sk = -jnp.expm1(k * jnp.log1p(-e))
+    x = (1.0 - e) * jnp.exp(-jnp.log(one_minus_sk) / k)
+    return (jnp.sign(z) * x / normaliser).astype(z.dtype)
+
+
 def kur_transform(z: ArrayLike, k: ArrayLike) -> jax.Array | np.ndarray:
     """Apply the copula map z -> q_k(Phi(z)) / 𝒵_k (paper Eq. (4)), accurate in the tails and in float32.
 
@@ -332,10 +348,7 @@ def kur_transform(z: ArrayLike, k: ArrayLike) -> jax.Array | np.ndarray:
     ``k``, the samplers' path) or NumPy arrays (SciPy, float64; quadratures) in, the same kind out.
     """
     if takes_jax_path(z, k):
-        e = jax.lax.erfc(jnp.abs(z) * (1.0 / math.sqrt(2.0)))
-        one_minus_sk = -jnp.expm1(k * jnp.log1p(-e))
-        x = (1.0 - e) * jnp.exp(-jnp.log(one_minus_sk) / k)
-        return (jnp.sign(z) * x / kur_normaliser(k)).astype(z.dtype)
+        return _kur_transform_jax(z, k, kur_normaliser(k))
     k = float(k)
     z = np.asarray(z, dtype=np.float64)
     e = sp.erfc(np.abs(z) / math.sqrt(2.0))

@@ -394,6 +394,7 @@ def amplifier_taylor(marginal: Marginal) -> CubicTaylor:
 # evaluation at concrete points
 # -------------------------------------------------------------------------------------------------
 _PAD = 1024  # quadrature rules are padded to a multiple of this many nodes before evaluation
+_POINTS = 16  # the smallest number of points evaluate_amplifier evaluates (then 64, 256, ...)
 
 
 def pad_quadrature(phi: PytreeAmplifier | Callable) -> PytreeAmplifier | Callable:
@@ -439,8 +440,9 @@ def evaluate_amplifier(phi: PytreeAmplifier | Callable, a: ArrayLike) -> np.ndar
     number of quadrature nodes differs between marginals), which dominates the cost of evaluating φ
     for many marginals. Here a :class:`PytreeAmplifier` (``Amplifier``, ``CubicTaylor``,
     ``TabulatedAmplifier``) goes through one ``jit``-compiled evaluation, compiled once per
-    amplifier kind, shape of ``a`` and quadrature size (rules padded to a multiple of 1024 nodes with
-    zero-weight nodes, which is exact); other callables are called directly.
+    amplifier kind, number of points (rounded up to 16, 64, 256, ... by padding with zeros) and
+    quadrature size (rules padded to a multiple of 1024 nodes with zero-weight nodes, which is
+    exact); other callables are called directly.
 
     Parameters
     ----------
@@ -464,8 +466,15 @@ def evaluate_amplifier(phi: PytreeAmplifier | Callable, a: ArrayLike) -> np.ndar
         raise ValueError("a must be finite and lie in [-1, 1]")
     if not isinstance(phi, PytreeAmplifier):
         return np.asarray(phi(jnp.asarray(a)), dtype=np.float64)
+    # φ acts point by point: the points are evaluated as one flat vector padded with zeros to a size
+    # in 16, 64, 256, ..., so calls with points of many shapes share a few compiled programs.
+    flat = a.ravel()
+    size = _POINTS
+    while size < flat.size:
+        size *= 4
+    padded = jnp.asarray(np.concatenate([flat, np.zeros(size - flat.size)]))
     try:
-        out = _evaluate_core(pad_quadrature(phi), jnp.asarray(a))
+        out = _evaluate_core(pad_quadrature(phi), padded)
     except TypeError:  # not a pytree of arrays: evaluate directly
-        out = phi.core(jnp.asarray(a))
-    return np.asarray(out, dtype=np.float64)
+        out = phi.core(padded)
+    return np.asarray(out, dtype=np.float64)[: flat.size].reshape(a.shape)
