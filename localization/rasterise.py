@@ -67,9 +67,10 @@ def png(fig: Any, dpi: float | None = None, colors: int = 256) -> bytes:
     out = io.BytesIO()
     # Maximum coverage keeps every colour near its own (a small red marker stays red; median cut
     # gave it to a neighbouring purple at 64 and 128 colours, and turned the blue end of a colour
-    # bar teal); optimize: the densest zlib setting (about 6 % smaller, encoding stays a few ms).
+    # bar teal). zlib at its default level: the densest setting (optimize) saved about 5 % of the bytes
+    # for six times the encoding time (60 ms against 10 ms for a frame of 1305 x 499 px).
     palette = image.quantize(colors=colors, method=Image.Quantize.MAXCOVERAGE, dither=Image.Dither.NONE)
-    palette.save(out, format="png", optimize=True)
+    palette.save(out, format="png")
     return out.getvalue()
 
 
