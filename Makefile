@@ -22,6 +22,11 @@ REFERENCES := $(patsubst book/%.md,tests/references/%.ipynb,$(CHAPTERS))
 export JAX_PLATFORMS := cpu
 export XLA_PYTHON_CLIENT_PREALLOCATE := false
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
+# Python writes the bytecode of the modules it imports, so the next process loads it (.venv is
+# installed with --no-compile, see env). Some environments set PYTHONDONTWRITEBYTECODE (this project's
+# machine does): every chapter's kernel then compiled jax, scipy, sympy and matplotlib from source
+# again, 5.1 s of imports instead of 1.3 s, about half a minute of `make book`. An empty value unsets it.
+export PYTHONDONTWRITEBYTECODE :=
 # Explorers (localization.explorer): chapters executed in batch (nbval, references) show the
 # controls only (nbclient's output-widget emulation can hang an execution); the book build draws
 # every stop of every explorer into the page ("frames"); `make lab` clears it, so notebooks are live.
