@@ -104,3 +104,29 @@ def test_version_is_written_once():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "version" not in config["project"] and "version" in config["project"]["dynamic"]
     assert config["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "localization.__version__"}
+
+
+def test_make_env_installs_the_whole_lock_in_two_halves():
+    """The Makefile's two side-by-side installs (LOCK_HALF 0 and 1) split the lock without pip's own packages:
+    disjoint, together every other pin, sizes within one of each other."""
+    import subprocess
+
+    def half(i):
+        done = subprocess.run(
+            ["make", "-s", "--no-print-directory", "--eval", f"show-half: ; @$(call LOCK_HALF,{i})", "show-half"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+
+    halves = [half(0), half(1)]
+    lock = _pins((ROOT / "constraints.txt").read_text().splitlines())
+    expected = {name for name in lock if name not in {"pip", "setuptools", "wheel"}}
+    names = [_pins(h) for h in halves]
+    assert not set(names[0]) & set(names[1])
+    assert set(names[0]) | set(names[1]) == expected
+    assert all(names[i][n] == lock[n] for i in (0, 1) for n in names[i])
+    assert abs(len(halves[0]) - len(halves[1])) <= 1
