@@ -116,6 +116,24 @@ def test_bad_settings_are_named():
     wrong = initialisation.init_params(key, SMALL.K, SMALL.n, num=SMALL.inits + 1)
     with pytest.raises(ValueError, match=r"params must be Params with w of shape \(inits, K, N\)"):
         ex.train_population(key, SMALL, params=wrong)
+    with pytest.raises(TypeError, match="task must be a data.LengthscaleTask or None, got dict"):
+        ex.train_population(key, SMALL, task={"family": "Kur"})
+
+
+@pytest.mark.slow
+def test_a_given_task_replaces_the_settings_task():
+    """task=settings.task() trains exactly as the default; another task (an elliptical law, which
+    family_task does not name) gives other fields from the same key."""
+    from localization import data
+
+    key = jax.random.key(3)
+    default = ex.train_population(key, SMALL)
+    same = ex.train_population(key, SMALL, task=SMALL.task())
+    np.testing.assert_array_equal(same.fields, default.fields)
+    radial = data.LengthscaleTask.of(data.RadialElliptical, xi=SMALL.xi, dim=SMALL.N)
+    other = ex.train_population(key, SMALL, task=radial)
+    np.testing.assert_array_equal(other.fields[:, 0], default.fields[:, 0])  # the same initialisations
+    assert np.abs(other.fields[:, -1] - default.fields[:, -1]).max() > 1e-3
 
 
 def test_draw_fields_ring_and_grid():

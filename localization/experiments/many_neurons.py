@@ -234,7 +234,12 @@ def _as_numpy(leaf):
 
 
 def train_population(
-    key: jax.Array, settings: PopulationSettings, *, params: models.Params | None = None, dtype: DTypeLike = jnp.float32
+    key: jax.Array,
+    settings: PopulationSettings,
+    *,
+    params: models.Params | None = None,
+    task: data.LengthscaleTask | None = None,
+    dtype: DTypeLike = jnp.float32,
 ) -> PopulationRun:
     """Train ``settings.inits`` initialisations of the many-neuron model ``settings`` describes.
 
@@ -242,7 +247,9 @@ def train_population(
     data stream from ``fold_in(key, 1)`` (:func:`localization.train.train_online`), so a run is a
     function of the key and the settings only. ``params`` replaces the drawn initialisations by given
     ones (:class:`localization.models.Params` with a leading axis of length ``settings.inits``), e.g.
-    the shifted initialisations of :mod:`localization.experiments.specialisation`.
+    the shifted initialisations of :mod:`localization.experiments.specialisation`. ``task`` replaces the
+    task that ``settings.family``, ``param`` and ``xi`` name by any length-scale task (for example an
+    elliptical law, which :func:`localization.data.family_task` does not name).
 
     Parameters
     ----------
@@ -252,6 +259,8 @@ def train_population(
         The training configuration.
     params : models.Params or None
         Initialisations to use instead of drawing them.
+    task : data.LengthscaleTask or None
+        The task to train on instead of ``settings.task()``.
     dtype : DTypeLike
         Training dtype.
 
@@ -267,6 +276,10 @@ def train_population(
     if settings.model == "neuron":
         raise ValueError("settings.model must be 'committee' or 'two_layer' (many neurons), got 'neuron'")
     checkpoints = v.integer("settings.checkpoints", settings.checkpoints, 2)
+    if task is None:
+        task = settings.task()
+    elif not isinstance(task, data.LengthscaleTask):
+        raise TypeError(f"task must be a data.LengthscaleTask or None, got {type(task).__name__}")
     if params is None:
         params = initialisation.init_params(
             jax.random.fold_in(key, 0),
@@ -286,7 +299,7 @@ def train_population(
         )
     traj = train.train_online(
         jax.random.fold_in(key, 1),
-        settings.task(),
+        task,
         params,
         lr=settings.lr,
         batch=settings.batch,
