@@ -156,6 +156,33 @@ def test_window_share_closed_forms_on_a_ring():
         assert F.window_share(w, W) == pytest.approx(expected, abs=1e-12)
 
 
+def test_wave_window_share_is_the_best_window_share_of_a_wave():
+    # N = 40, W = 10: a crest at a window's centre is the best phase for every mode (to 1e-12);
+    # N = 31, W = 7: the largest share over 4001 phases (grid error ~ (pi / 4000)^2 = 6e-7)
+    i = np.arange(40)
+    modes = np.array([m for m in range(1, 40) if (2 * m) % 40])
+    waves = np.cos(2 * np.pi * modes[:, None] * (i[None] - 4.5) / 40)
+    np.testing.assert_allclose(F.wave_window_share(modes, 10, 40), F.window_share(waves, 10), rtol=0, atol=1e-12)
+    i, modes, phases = np.arange(31), np.arange(1, 31), np.linspace(0, np.pi, 4001)
+    waves = np.cos(2 * np.pi * modes[:, None, None] * i / 31 + phases[None, :, None])  # (mode, phase, site)
+    best = F.window_share(waves, 7).max(axis=1)
+    np.testing.assert_allclose(F.wave_window_share(modes, 7, 31), best, rtol=0, atol=2e-6)
+    assert F.wave_window_share(1, 10, 40) == pytest.approx(0.25 + 1 / (40 * math.sin(math.pi / 20)), abs=1e-15)
+
+
+def test_wave_window_share_refuses_what_is_no_wave():
+    with pytest.raises(ValueError, match="2m not divisible by n = 40"):
+        F.wave_window_share(20, 10, 40)
+    with pytest.raises(ValueError, match="2m not divisible by n = 40"):
+        F.wave_window_share([1, 0], 10, 40)
+    with pytest.raises(ValueError, match="width must be at most n = 40, got 41"):
+        F.wave_window_share(1, 41, 40)
+    with pytest.raises(TypeError, match="m must be an integer mode"):
+        F.wave_window_share(1.5, 10, 40)
+    with pytest.raises((TypeError, ValueError), match="n"):
+        F.wave_window_share(1, 1, 2)
+
+
 def test_window_share_matches_brute_force_on_a_grid_and_keeps_leading_axes():
     shape, W = (6, 5), 3
     w = RNG.normal(size=(2, 3, 30))

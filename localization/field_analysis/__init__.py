@@ -11,7 +11,8 @@ the input size as everywhere in the library: an int (a ring of N sites) or a gri
   :func:`dominant_frequency` (the wave with the largest share).
 * Distances: :func:`circular_distance` (periodic distance between sites), :func:`sign_pairing` and
   :func:`pairing_null` (nearest peak of opposite sign), :func:`tiling_gaps` and :func:`gap_cv` (how
-  evenly peaks tile a ring), :func:`window_share` (largest share of :math:`\|w\|^2` in one window).
+  evenly peaks tile a ring), :func:`window_share` (largest share of :math:`\|w\|^2` in one window)
+  and :func:`wave_window_share` (its closed form for one wave).
 * Correlations: :func:`cross_correlate` (:math:`\langle T_\tau w, x\rangle` for every shift τ),
   :func:`shift_correlation` (its cosine-normalised form), :func:`aligned_correlation` (the best shift,
   optionally up to sign), :func:`within_similarity` (mean over the pairs of a population).
@@ -66,6 +67,7 @@ from localization.field_analysis.space import (
     peak_sites,
     sign_pairing,
     tiling_gaps,
+    wave_window_share,
     window_share,
 )
 
@@ -81,6 +83,7 @@ __all__ = [
     "dominant_frequency",
     "circular_distance",
     "window_share",
+    "wave_window_share",
     "Pairing",
     "sign_pairing",
     "pairing_null",

@@ -24,6 +24,7 @@ __all__ = [
     "peak_agreement",
     "circular_distance",
     "window_share",
+    "wave_window_share",
     "Pairing",
     "sign_pairing",
     "pairing_null",
@@ -233,6 +234,42 @@ def window_share(w: ArrayLike, width: int, n: Shape = None) -> np.ndarray:
     sums = np.fft.irfftn(np.fft.rfftn(power, axes=axes) * np.conj(np.fft.rfftn(box)), s=shape, axes=axes)
     best = sums.reshape(w.shape[:-1] + (-1,)).max(-1)
     return np.clip(best / total, 0.0, 1.0)
+
+
+def wave_window_share(m: ArrayLike, width: int, n: int) -> np.ndarray:
+    r"""Return the largest window share (:func:`window_share`) of one wave of mode ``m`` on a ring, in closed form.
+
+    For :math:`w_i=\cos(2\pi m i/n+\theta)` at the phase θ that gives the largest share (the
+    many-neurons chapter's Eq. (eq-mn-share-sine); when :math:`\sin(2\pi mW/n)/\sin(2\pi m/n)>0`,
+    the phase with a crest at the centre of a window),
+
+    .. math:: s_W = \frac{W}{n} + \frac{\lvert\sin(2\pi m W/n)\rvert}{n\,\lvert\sin(2\pi m/n)\rvert}.
+
+    Parameters
+    ----------
+    m : ArrayLike
+        Mode(s), integers with :math:`2m \not\equiv 0 \bmod n` (the constant and alternating fields
+        are not waves of this form).
+    width : int
+        Window length W, 1 ≤ W ≤ n.
+    n : int
+        Ring size, ≥ 3.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 shares, the shape of ``m``.
+    """
+    n = v.integer("n", n, 3)
+    width = v.integer("width", width, 1)
+    if width > n:
+        raise ValueError(f"width must be at most n = {n}, got {width}")
+    m = np.asarray(m)
+    if not np.issubdtype(m.dtype, np.integer):
+        raise TypeError(f"m must be an integer mode or array of modes, got dtype {m.dtype}")
+    if np.any((2 * m) % n == 0):
+        raise ValueError(f"every mode m must have 2m not divisible by n = {n}, got {m.ravel().tolist()}")
+    return width / n + np.abs(np.sin(2 * np.pi * m * width / n)) / (n * np.abs(np.sin(2 * np.pi * m / n)))
 
 
 def _nearest_opposite(
