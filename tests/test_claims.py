@@ -232,3 +232,35 @@ def test_carry_over_refuses_bad_input_before_running(tmp_path):
         claims_sweep.carry_over(["intro"], 100, jobs=0, out_dir=tmp_path, progress=False)
     with pytest.raises(ValueError, match="'gabor' has no record to carry over"):
         claims_sweep.carry_over(["gabor"], 100, out_dir=tmp_path, progress=False)
+
+
+@pytest.mark.parametrize(
+    ("value", "op", "bound", "holds"),
+    [
+        (0.5, "<", 0.5, False),  # strict: the boundary fails
+        (0.4999, "<", 0.5, True),
+        (0.5, "<=", 0.5, True),
+        (0.5001, "<=", 0.5, False),
+        (0.5, ">", 0.5, False),
+        (0.5001, ">", 0.5, True),
+        (0.5, ">=", 0.5, True),
+        (0.4999, ">=", 0.5, False),
+        (3, "==", 3, True),
+        (3, "==", 4, False),
+        (0.2, "in", (0.2, 0.4), True),  # closed at both ends
+        (0.4, "in", (0.2, 0.4), True),
+        (0.1999, "in", (0.2, 0.4), False),  # below the interval
+        (0.4001, "in", (0.2, 0.4), False),  # above the interval: the upper bound is tested
+        (7.0, "in", (0.2, 0.4), False),
+    ],
+)
+def test_claim_verdict_at_and_beyond_every_boundary(shown, monkeypatch, value, op, bound, holds):
+    monkeypatch.delenv(claims.LOG_ENV, raising=False)
+    monkeypatch.delenv(claims.KEEP_GOING_ENV, raising=False)
+    if holds:
+        assert book.claim("t-edge", value, op, bound, says="edge") == value
+        assert shown[-1][0]["text/plain"].startswith("\u2714")
+    else:
+        with pytest.raises(AssertionError, match="does not hold"):
+            book.claim("t-edge", value, op, bound, says="edge")
+        assert shown[-1][0]["text/plain"].startswith("\u2718")

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from localization import field_analysis as F
+from localization.metrics import ipr
 
 RNG = np.random.default_rng(7)
 
@@ -357,3 +358,63 @@ def test_fit_continuous_sinusoid_recovers_a_sinusoid_and_reports_its_error():
 def test_bad_input_is_named(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+# ------------------------------------------------------------------------------- localized (the definition)
+def test_localization_window_is_a_quarter_of_the_shortest_axis():
+    assert F.localization_window(40) == 10
+    assert F.localization_window((20, 12)) == 3
+    with pytest.raises(ValueError, match="n must have every axis at least 4"):
+        F.localization_window(3)
+
+
+def test_is_localized_threshold_is_strict_and_at_the_stated_share():
+    # N = 40, W = 10: put a share s of ||w||^2 on one window and spread the rest evenly over the others
+    def field(s):
+        w2 = np.full(40, (1 - s) / 30)
+        w2[:10] = s / 10
+        return np.sqrt(w2)
+
+    np.testing.assert_allclose(F.localization_share(field(0.8)), 0.8, rtol=1e-12)
+    assert not F.is_localized(field(0.8 - 1e-9))
+    assert F.is_localized(field(0.8 + 1e-9))
+    assert F.LOCALIZED_SHARE == 0.8
+
+
+def test_no_wave_and_no_gaussian_random_vector_is_localized_but_a_wide_bump_is():
+    n = 40
+    i = np.arange(n)
+    waves = np.stack([np.cos(2 * np.pi * m * i / n + 0.3) for m in range(1, 20)])
+    assert not F.is_localized(waves).any()
+    noise = np.random.default_rng(3).standard_normal((4000, n))
+    assert not F.is_localized(noise).any()
+    wide = np.exp(-((i - 20.0) ** 2) / (2 * 5.0**2))  # sigma = 5 sites: IPR about 0.08, near noise
+    assert F.is_localized(wide) and float(ipr(wide)) < 0.09
+
+
+def test_bump_width_of_boxes_and_gaussian_bumps():
+    n = 40
+    for k in (1, 3, 7, 12):
+        box = np.zeros(n)
+        box[5 : 5 + k] = 1.0
+        assert int(F.bump_width(box, mass=1.0)) == k
+        assert int(F.bump_width(np.roll(box, 33), mass=1.0)) == k  # periodic: across the seam too
+    i = np.arange(n)
+    sigmas = np.array([2.0, 3.0, 5.0])
+    bumps = np.exp(-((i - 20.0) ** 2)[None, :] / (2 * sigmas[:, None] ** 2))
+    # the 80 % interval of w^2 (deviation sigma/sqrt2) is 2 * 1.2816 * sigma / sqrt2 = 1.81 sigma wide
+    np.testing.assert_allclose(F.bump_width(bumps), 1.81 * sigmas, atol=1.0)
+    assert int(F.bump_width(np.ones(n))) == 32
+    grid = np.zeros((8, 8))
+    grid[2:5, 6:8] = 1.0
+    grid[2:5, 0] = 1.0  # a 3 x 3 block across the torus' seam
+    assert int(F.bump_width(grid.ravel(), (8, 8), mass=1.0)) == 3
+
+
+def test_localized_bad_input():
+    with pytest.raises(ValueError, match="mass must be in"):
+        F.bump_width(np.ones(8), mass=0.0)
+    with pytest.raises(ValueError, match="all-zero"):
+        F.is_localized(np.zeros(8))
+    with pytest.raises(ValueError, match="finite"):
+        F.localization_share(np.array([1.0, np.nan, 0.0, 0.0]))

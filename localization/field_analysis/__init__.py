@@ -5,6 +5,9 @@ the input size as everywhere in the library: an int (a ring of N sites) or a gri
 ``(30, 30)`` (a torus). Where ``n`` is optional it defaults to a ring of N sites. A ring is the
 1-torus: every function below has one implementation for both. Leading axes are kept.
 
+* Localized: :func:`is_localized` (**the book's one definition**: more than :data:`LOCALIZED_SHARE` = 0.8
+  of :math:`\|w\|^2` in one window of a quarter of the ring), :func:`localization_share` (that share),
+  :func:`bump_width` (the bump's width, a separate measure), :func:`localization_window`.
 * Peaks: :func:`peak_position` (flat index of the largest :math:`|w_i|`), :func:`peak_sites` (its grid
   coordinates and the sign of w there), :func:`peak_agreement` (paper §4.2's "peaks match").
 * Frequencies: :func:`frequency_power` (share of :math:`\|w\|^2` per real Fourier wave),
@@ -34,9 +37,10 @@ concrete float64 arrays (validation of values, ``argmax`` with ties, ``scipy`` f
 drawn with an explicit JAX ``key``): it summarises finished runs, is not traced, and must not depend on
 JAX's 32/64-bit mode.
 
-One namespace, two files under the library's module-size cap: :mod:`~localization.field_analysis.space`
+One namespace, three files under the library's module-size cap: :mod:`~localization.field_analysis.space`
 (position space: peaks, distances, windows, pairing, tiling) and :mod:`~localization.field_analysis.fourier`
-(Fourier space: frequency shares, FFT correlations, the sinusoid fit); callers use
+(Fourier space: frequency shares, FFT correlations, the sinusoid fit) and
+:mod:`~localization.field_analysis.localized` (the definition of a localized field); callers use
 ``field_analysis.<name>``. (Not ``fields``: the chapters and the figures use ``fields`` for arrays of
 fields, which would shadow the module in a notebook.)
 
@@ -44,7 +48,7 @@ Scalar summaries of runs and samples (IPR, shape distance, curve crossings, kurt
 samples, means with standard errors) are :mod:`localization.metrics`'s.
 """
 
-from localization.field_analysis import base, fourier, space
+from localization.field_analysis import base, fourier, localized, space
 from localization.field_analysis.fourier import (
     Alignment,
     ContinuousSinusoidFit,
@@ -55,6 +59,13 @@ from localization.field_analysis.fourier import (
     frequency_power,
     shift_correlation,
     within_similarity,
+)
+from localization.field_analysis.localized import (
+    LOCALIZED_SHARE,
+    bump_width,
+    is_localized,
+    localization_share,
+    localization_window,
 )
 from localization.field_analysis.space import (
     Pairing,
@@ -75,6 +86,12 @@ __all__ = [
     "base",
     "space",
     "fourier",
+    "localized",
+    "LOCALIZED_SHARE",
+    "localization_window",
+    "localization_share",
+    "is_localized",
+    "bump_width",
     "peak_position",
     "peak_sites",
     "PeakAgreement",
