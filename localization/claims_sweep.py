@@ -7,8 +7,13 @@ chapter to ``book/data/claims/<chapter>.json``: the commit, the chapter's source
 run time and error (if a plain ``assert`` or anything else stopped the chapter), and every claim's
 observations. A chapter re-swept with unchanged source keeps its other seeds' observations.
 
-The seeds are meant to be held out: no bound of any check was chosen from them (the chapters'
-bounds come from seeds 0-9; the references use seed 0 and nbval seed 1).
+Seeds are of two kinds (:mod:`localization.claims`). The default, 100-109, are **development**
+seeds: the first recorded sweep, after which some bounds were revised. ``held_out=True``
+(``--held-out``) runs the fresh **held-out** seeds :data:`~localization.claims.HELD_OUT_SEEDS`, which no
+bound was chosen from: only on chapters whose record is current for the development seeds (the bounds
+are frozen), and once per chapter source; each such run is kept in the record's ``held_out_runs``
+(surviving later re-sweeps), so a held-out set re-run after a change shows, and the change must be
+listed in :data:`~localization.claims.REVISIONS`. The references use seed 0 and nbval seed 1.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ __all__ = [
     "CARRY_ATOL",
     "executable_chapters",
     "parse_seeds",
+    "held_out_ready",
     "sweep",
     "carry_differences",
     "restate",
@@ -42,7 +48,7 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
-#: Held-out seeds of the committed record.
+#: Development seeds of the committed record (see :data:`localization.claims.DEVELOPMENT_SEEDS`).
 DEFAULT_SEEDS = tuple(range(100, 110))
 
 # Executed in a child process, so that its kernel inherits the seed and the log file.
@@ -116,8 +122,10 @@ def _merge(chapter: str, seeds, outcomes: dict, observations: list[dict], out_di
     path = out_dir / f"{chapter}.json"
     digest = claims.source_hash(BOOK / f"{chapter}.md")
     record = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    history = record.get("held_out_runs", []) if record else []
     if record is None or record.get("source_sha256") != digest:
         record = {"chapter": chapter, "source_sha256": digest, "commit": commit, "seeds": [], "runs": {}, "claims": {}}
+    record["held_out_runs"] = history
     record["commit"] = commit
     record["seeds"] = sorted(set(record["seeds"]) | set(seeds))
     for seed in seeds:
@@ -132,6 +140,15 @@ def _merge(chapter: str, seeds, outcomes: dict, observations: list[dict], out_di
     for entry in record["claims"].values():
         entry["observations"].sort(key=lambda o: o["seed"])
     record["runs"] = dict(sorted(record["runs"].items(), key=lambda kv: int(kv[0])))
+    held = sorted(set(seeds) & set(claims.HELD_OUT_SEEDS))
+    if held:
+        failing = sorted(
+            claim_id
+            for claim_id, entry in record["claims"].items()
+            if any(not o["holds"] for o in entry["observations"] if o["seed"] in held)
+        )
+        errors = [s for s in held if record["runs"][str(s)]["error"]]
+        history.append({"commit": commit, "source_sha256": digest, "seeds": held, "failing": failing, "errors": errors})
     out_dir.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return record
@@ -173,9 +190,54 @@ def _execute(chapters, seeds, jobs: int, progress: bool) -> tuple[dict, dict]:
     return outcomes, lines
 
 
-def sweep(chapters, seeds, *, jobs: int = 2, out_dir: Path = claims.RECORD_DIR, progress: bool = True) -> dict:
-    """Execute every chapter under every seed and write the records; returns them by chapter."""
+def held_out_ready(chapter: str, out_dir: Path = claims.RECORD_DIR) -> str | None:
+    """Why ``chapter`` cannot be run under the held-out seeds now (None: it can).
+
+    It can when its record is current (its code unchanged since the development sweep, i.e. the bounds
+    are frozen), holds every development seed of :data:`DEFAULT_SEEDS`, and has no held-out run of this
+    source yet.
+    """
+    path = Path(out_dir) / f"{chapter}.json"
+    if not path.exists():
+        return f"{chapter} has no record: sweep the development seeds first"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    digest = claims.source_hash(BOOK / f"{chapter}.md")
+    if record.get("source_sha256") != digest:
+        return f"{chapter}'s code changed since its record: sweep the development seeds first (bounds not frozen)"
+    missing = sorted(set(DEFAULT_SEEDS) - set(record["seeds"]))
+    if missing:
+        return f"{chapter}'s record lacks development seeds {missing}"
+    if any(run["source_sha256"] == digest for run in record.get("held_out_runs", [])):
+        return f"{chapter}'s held-out seeds already ran on this source (once only)"
+    return None
+
+
+def sweep(
+    chapters,
+    seeds=DEFAULT_SEEDS,
+    *,
+    jobs: int = 2,
+    out_dir: Path = claims.RECORD_DIR,
+    progress: bool = True,
+    held_out: bool = False,
+) -> dict:
+    """Execute every chapter under every seed and write the records; returns them by chapter.
+
+    With ``held_out=True`` the seeds are :data:`~localization.claims.HELD_OUT_SEEDS` (``seeds`` is
+    ignored) and every chapter must pass :func:`held_out_ready`; otherwise ``seeds`` must not include a
+    held-out seed.
+    """
     _check_chapters(chapters, jobs)
+    if held_out:
+        seeds = claims.HELD_OUT_SEEDS
+        refused = [why for why in (held_out_ready(c, Path(out_dir)) for c in chapters) if why]
+        if refused:
+            raise ValueError("held-out seeds refused: " + "; ".join(refused))
+    elif set(seeds) & set(claims.HELD_OUT_SEEDS):
+        raise ValueError(
+            f"seeds must not include the held-out seeds {list(claims.HELD_OUT_SEEDS)} (run them with held_out=True), "
+            f"got {sorted(set(seeds) & set(claims.HELD_OUT_SEEDS))}"
+        )
     commit = _commit()
     outcomes, lines = _execute(chapters, seeds, jobs, progress)
     return {c: _merge(c, seeds, outcomes[c], lines[c], Path(out_dir), commit) for c in chapters}

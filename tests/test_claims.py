@@ -1,6 +1,6 @@
 """The claim helper, the records of the sweep and the page built from them; and the book's claims
-against their record: every claim a chapter states was recorded under at least ten held-out seeds
-and held under every one."""
+against their record: every claim a chapter states was recorded under the ten development seeds
+100-109 and the fresh held-out seeds, and held under every one; the revisions after held-out runs."""
 
 import json
 import math
@@ -97,8 +97,9 @@ def test_summary_margin_loose_and_failures():
     assert row.failures == (100,) and row.gap < 0
     (row,) = claims.summarise({"demo": _record([3, 3, 3], "==", 3)})
     assert row.margin == math.inf and not row.loose
-    (row,) = claims.summarise({"demo": _record([0.2, 0.3], "in", [0.0, 1.0], seeds=[3, 104])})
-    assert math.isclose(row.gap, 0.2) and row.held_out == 1
+    held = claims.HELD_OUT_SEEDS[0]
+    (row,) = claims.summarise({"demo": _record([0.2, 0.3, 0.4], "in", [0.0, 1.0], seeds=[3, 104, held])})
+    assert math.isclose(row.gap, 0.2) and row.development == 2 and row.held_out == 1
 
 
 def test_staleness_and_page_tables(tmp_path):
@@ -141,6 +142,15 @@ def test_glue_range_reads_the_record(shown):
         claims.observed_range("missing", records)
 
 
+def test_glue_range_of_a_claim_not_yet_recorded(shown, monkeypatch, tmp_path):
+    records = {"demo": _record([0.61], ">", 0.5)}
+    monkeypatch.delenv(claims.LOG_ENV, raising=False)
+    with pytest.raises(KeyError, match="not in the record"):
+        claims.glue_range("g", "missing", ".2f", records)
+    monkeypatch.setenv(claims.LOG_ENV, str(tmp_path / "log.jsonl"))  # inside the sweep that records it
+    assert claims.glue_range("g", "missing", ".2f", records) == "(not yet recorded)"
+
+
 @pytest.mark.parametrize(
     ("text", "seeds"), [("100-103", (100, 101, 102, 103)), ("3,5,8", (3, 5, 8)), ("1-2,7", (1, 2, 7))]
 )
@@ -169,7 +179,7 @@ def test_claim_ids_are_unique_in_the_book():
 
 
 @pytest.mark.parametrize("chapter", [c for c in CHAPTERS if STATED[c]])
-def test_every_claim_is_recorded_under_ten_held_out_seeds_and_holds(chapter):
+def test_every_claim_is_recorded_under_development_and_held_out_seeds_and_holds(chapter):
     records = claims.read_records()
     assert chapter in records, f"no record of {chapter}: run 'python -m localization claims --chapters {chapter}'"
     rows = {row.claim_id: row for row in claims.summarise({chapter: records[chapter]})}
@@ -180,7 +190,8 @@ def test_every_claim_is_recorded_under_ten_held_out_seeds_and_holds(chapter):
     assert not missing, f"{chapter}: claims not in the record: {missing}"
     for row in (r for found in by_stated.values() for r in found):
         claim_id = row.claim_id
-        assert row.held_out >= 10, f"{claim_id}: {row.held_out} held-out seeds recorded"
+        assert row.development >= 10, f"{claim_id}: {row.development} development seeds recorded"
+        assert row.held_out == len(claims.HELD_OUT_SEEDS), f"{claim_id}: {row.held_out} held-out seeds recorded"
         assert not row.failures, f"{claim_id} fails for seeds {row.failures}"
         assert not (row.loose and not row.loose_reason), f"{claim_id}: loose bound without a reason"
     errors = {seed: run["error"] for seed, run in records[chapter]["runs"].items() if run["error"]}
@@ -264,3 +275,62 @@ def test_claim_verdict_at_and_beyond_every_boundary(shown, monkeypatch, value, o
         with pytest.raises(AssertionError, match="does not hold"):
             book.claim("t-edge", value, op, bound, says="edge")
         assert shown[-1][0]["text/plain"].startswith("\u2718")
+
+
+def test_development_and_held_out_seeds_are_disjoint():
+    assert not set(claims.DEVELOPMENT_SEEDS) & set(claims.HELD_OUT_SEEDS)
+    assert set(claims_sweep.DEFAULT_SEEDS) <= set(claims.DEVELOPMENT_SEEDS)
+
+
+def test_held_out_seeds_run_only_on_frozen_records_and_once(tmp_path, monkeypatch):
+    held = claims.HELD_OUT_SEEDS[0]
+    with pytest.raises(ValueError, match="seeds must not include the held-out seeds"):
+        claims_sweep.sweep(["intro"], (100, held), out_dir=tmp_path, progress=False)
+    assert "has no record" in claims_sweep.held_out_ready("intro", tmp_path)
+    digest = claims.source_hash(BOOK / "intro.md")
+    record = {**_record([0.6] * 10, ">", 0.5, source_sha256="old"), "chapter": "intro"}
+    (tmp_path / "intro.json").write_text(json.dumps(record))
+    assert "code changed since its record" in claims_sweep.held_out_ready("intro", tmp_path)
+    record["source_sha256"] = digest
+    record["seeds"] = list(range(100, 109))
+    (tmp_path / "intro.json").write_text(json.dumps(record))
+    assert "lacks development seeds [109]" in claims_sweep.held_out_ready("intro", tmp_path)
+    record["seeds"] = list(range(100, 110))
+    (tmp_path / "intro.json").write_text(json.dumps(record))
+    assert claims_sweep.held_out_ready("intro", tmp_path) is None
+    record["held_out_runs"] = [{"source_sha256": digest, "seeds": [held], "failing": [], "errors": []}]
+    (tmp_path / "intro.json").write_text(json.dumps(record))
+    assert "already ran on this source" in claims_sweep.held_out_ready("intro", tmp_path)
+    with pytest.raises(ValueError, match="held-out seeds refused: intro's held-out seeds already ran"):
+        claims_sweep.sweep(["intro"], out_dir=tmp_path, progress=False, held_out=True)
+
+
+def test_a_held_out_run_is_kept_in_the_record_across_a_re_sweep(tmp_path):
+    held = claims.HELD_OUT_SEEDS[0]
+    line = {"id": "d-a", "says": "s", "op": ">", "loose": None, "value": 0.4, "bound": 0.5, "holds": False}
+    record = claims_sweep._merge("intro", (held,), {held: (1.0, None)}, [{**line, "seed": held}], tmp_path, "c1")
+    assert record["held_out_runs"][0]["failing"] == ["d-a"] and record["held_out_runs"][0]["seeds"] == [held]
+    stored = json.loads((tmp_path / "intro.json").read_text())
+    stored["source_sha256"] = "an older source"
+    (tmp_path / "intro.json").write_text(json.dumps(stored))
+    again = claims_sweep._merge("intro", (100,), {100: (1.0, None)}, [{**line, "seed": 100}], tmp_path, "c2")
+    assert list(again["runs"]) == ["100"] and again["held_out_runs"][0]["commit"] == "c1"
+
+
+def test_revisions_name_stated_or_withdrawn_claims():
+    entries = claims.read_revisions()
+    assert entries
+    for entry in entries:
+        stated = STATED[entry["chapter"]]
+        known = claims.stated_id(entry["claim"], stated) or entry["claim"] in stated
+        assert known or "withdrawn" in entry["changed"], entry["claim"]
+
+
+def test_read_revisions_refuses_an_entry_without_its_fields(tmp_path):
+    path = tmp_path / "r.yaml"
+    path.write_text("revisions:\n  - claim: x\n    chapter: intro\n")
+    with pytest.raises(ValueError, match="revision 0 lacks seen, failed, changed"):
+        claims.read_revisions(path)
+    path.write_text("- a\n")
+    with pytest.raises(ValueError, match="list 'revisions'"):
+        claims.read_revisions(path)
