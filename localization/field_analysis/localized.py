@@ -12,7 +12,8 @@ quarter of the shortest axis), holds more than :data:`LOCALIZED_SHARE` = 0.8 of 
 
 Why these numbers: one Fourier wave holds at most :math:`W/N + |\sin(2\pi mW/N)|/(N|\sin(2\pi m/N)|)`
 (0.41 for m = 1, N = 40; :func:`~localization.field_analysis.wave_window_share`), and a Gaussian random
-vector's share stays below 0.77 in 20 000 draws at N = 40 (its median is 0.42); a bump holds more than
+vector at N = 40 has median share 0.42 and is localized about once in a million draws (2 of 2·10⁶); a
+bump holds more than
 0.8 as long as 80 % of its mass lies within a quarter of the ring, however broad it is inside that
 quarter (a Gaussian bump of standard deviation 5 sites does, at an IPR of 0.08, close to a random
 vector's 3/(N+2) = 0.071). The share is therefore a test of *whether* there is a bump;
