@@ -53,6 +53,9 @@ PARTS = (
 )
 #: The fields every row must have.
 FIELDS = ("id", "part", "section", "statement", "paper", "code", "book", "verdict", "reason", "check")
+#: The field every row not *reproduced* must have: one line on what the paper's advocate argued and why the
+#: verdict stands (a reviewer who saw only the paper, the row and the check argued the paper's side).
+ADVOCATE = "advocate"
 #: The paper's public code.
 REPOSITORY = "https://github.com/leonlufkin/Localization"
 #: The commit the book cites unless a row names another.
@@ -105,6 +108,7 @@ class Row:
     verdict: str
     reason: str
     check: str | None
+    advocate: str | None = None
 
 
 def _text(raw: Mapping, field: str, where: str) -> str:
@@ -173,9 +177,9 @@ def validate(data: object) -> list[Row]:
         for field in FIELDS:
             if field not in raw:
                 raise ValueError(f"{where}: missing field {field!r}")
-        unknown = sorted(set(raw) - set(FIELDS))
+        unknown = sorted(set(raw) - set(FIELDS) - {ADVOCATE})
         if unknown:
-            raise ValueError(f"{where}: unknown fields {unknown} (allowed: {list(FIELDS)})")
+            raise ValueError(f"{where}: unknown fields {unknown} (allowed: {list(FIELDS) + [ADVOCATE]})")
         row_id = _text(raw, "id", where)
         if not _ID.fullmatch(row_id):
             raise ValueError(f"{where}: field 'id' must be lower-case letters, digits, '.' and '-', got {row_id!r}")
@@ -194,6 +198,7 @@ def validate(data: object) -> list[Row]:
                 raise ValueError(f"{where}: field 'check' is required for the verdict {verdict!r}")
         elif not isinstance(check, str) or not _CHECK.fullmatch(check):
             raise ValueError(f"{where}: field 'check' must be a label 'check-...' (or null), got {check!r}")
+        advocate = _text(raw, ADVOCATE, where) if verdict != "reproduced" or ADVOCATE in raw else None
         rows.append(
             Row(
                 id=row_id,
@@ -206,6 +211,7 @@ def validate(data: object) -> list[Row]:
                 verdict=verdict,
                 reason=_text(raw, "reason", where),
                 check=check,
+                advocate=advocate,
             )
         )
     return rows
@@ -380,7 +386,7 @@ def markdown_table(rows: Sequence[Row], part: str) -> str:
             _cell(row.paper),
             _code_cell(row.code),
             _cell(row.book),
-            f"**{row.verdict}**: {_cell(row.reason)}",
+            f"**{row.verdict}**: {_cell(row.reason)}" + (f" *Advocate:* {_cell(row.advocate)}" if row.advocate else ""),
             check,
         ]
         lines.append("| " + " | ".join(cells) + " |")

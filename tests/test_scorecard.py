@@ -100,6 +100,7 @@ def test_every_paper_erratum_is_a_corrected_or_contradicted_row(rows):
         (lambda r: r.__setitem__("statement", " "), r"field 'statement' must be a non-empty string"),
         (lambda r: r.__setitem__("extra", 1), r"unknown fields \['extra'\]"),
         (lambda r: r.__setitem__("code", {"file": "a.py"}), r"field 'settings' must be a non-empty string"),
+        (lambda r: r.pop("advocate"), r"row 0 \('fig1-biology'\): field 'advocate' must be a non-empty string"),
     ],
 )
 def test_a_bad_row_names_its_row_and_field(raw, change, message):
@@ -189,3 +190,22 @@ def test_counts_agree_with_the_page_and_its_reference(rows):
     ]
     expected = [str(len(rows))] + [str(count) for count in counts.values()]
     assert glued == expected, "stale tests/references/scorecard.ipynb: `make references CHAPTERS=book/scorecard.md`"
+
+
+def test_every_verdict_against_the_paper_carries_its_advocate(rows):
+    for row in rows:
+        if row.verdict != "reproduced":
+            assert row.advocate and len(row.advocate) <= 400, row.id
+    for part in scorecard.PARTS:
+        lines = scorecard.markdown_table(rows, part).strip().splitlines()[2:]
+        chosen = [row for row in rows if row.part == part]
+        for row, line in zip(chosen, lines, strict=True):
+            assert ("*Advocate:*" in line) == bool(row.advocate), row.id
+
+
+def test_every_errata_row_carries_its_advocate():
+    for path in sorted((BOOK / "errata").glob("*.md")):
+        rows = [line for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("| ")][2:]
+        assert rows, path.name
+        for k, line in enumerate(rows, 1):
+            assert "*Advocate:*" in line, f"{path.name} row {k} has no advocate's line"
