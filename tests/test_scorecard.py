@@ -82,7 +82,7 @@ def test_verdicts_ids_and_checks(rows):
 
 def test_every_paper_erratum_is_a_corrected_or_contradicted_row(rows):
     errata = _paper_errata()
-    assert len(errata) >= 25, errata
+    assert len(errata) >= 22, errata  # 22 after the advocates moved 8 rows to the notes (issue 33)
     decided = {}
     for row in rows:
         if row.verdict in ("corrected", "contradicted"):
