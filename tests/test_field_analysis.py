@@ -361,10 +361,11 @@ def test_bad_input_is_named(call, error, match):
 
 
 # ------------------------------------------------------------------------------- localized (the definition)
-def test_localization_window_is_a_quarter_of_the_shortest_axis():
-    assert F.localization_window(40) == 10
-    assert F.localization_window((20, 12)) == 3
-    with pytest.raises(ValueError, match="n must have every axis at least 4"):
+def test_localization_window_holds_a_quarter_of_the_sites():
+    assert F.localization_window(40) == 10 and F.localization_window(43) == 10
+    assert F.localization_window((20, 12)) == 6  # a 6 x 6 box: a quarter of a 12 x 12 torus
+    assert F.localization_window((30, 30)) == 15 and F.localization_window((4, 4, 4)) == 2
+    with pytest.raises(ValueError, match="n must have its shortest axis at least"):
         F.localization_window(3)
 
 

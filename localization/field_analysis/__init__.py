@@ -6,7 +6,7 @@ the input size as everywhere in the library: an int (a ring of N sites) or a gri
 1-torus: every function below has one implementation for both. Leading axes are kept.
 
 * Localized: :func:`is_localized` (**the book's one definition**: more than :data:`LOCALIZED_SHARE` = 0.8
-  of :math:`\|w\|^2` in one window of a quarter of the ring), :func:`localization_share` (that share),
+  of :math:`\|w\|^2` in one window holding a quarter of the sites), :func:`localization_share` (that share),
   :func:`bump_width` (the bump's width, a separate measure), :func:`localization_window`.
 * Peaks: :func:`peak_position` (flat index of the largest :math:`|w_i|`), :func:`peak_sites` (its grid
   coordinates and the sign of w there), :func:`peak_agreement` (paper §4.2's "peaks match").

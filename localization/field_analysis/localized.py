@@ -4,16 +4,18 @@ Part of :mod:`localization.field_analysis`. Every chapter, figure and claim that
 *localized* uses :func:`is_localized`; nothing else (an IPR threshold, a look at the figure) stands in
 for it.
 
-**Definition.** A field w on a ring of N sites (or a torus) is *localized* when one periodic window of a
-quarter of the ring, :math:`W = \lfloor N/4\rfloor` sites (a :math:`W^d` box on a d-torus, with W a
-quarter of the shortest axis), holds more than :data:`LOCALIZED_SHARE` = 0.8 of :math:`\|w\|^2`:
+**Definition.** A field w on a ring of N sites (or a torus) is *localized* when one periodic window
+holding a quarter of the sites holds more than :data:`LOCALIZED_SHARE` = 0.8 of :math:`\|w\|^2`: on a
+ring the window is :math:`W = \lfloor N/4\rfloor` consecutive sites; on a d-torus a :math:`W^d` box with
+:math:`W=\lfloor n_{\min}/4^{1/d}\rfloor` (half the shortest side on a 2-torus: a quarter of its area, the
+same fraction of the sites as on the ring):
 
 .. math:: s(w) = \max_j \sum_{i\in B_j} w_i^2 \big/ \|w\|^2 > 0.8 .
 
 Why these numbers: one Fourier wave holds at most :math:`W/N + |\sin(2\pi mW/N)|/(N|\sin(2\pi m/N)|)`
 (0.41 for m = 1, N = 40; :func:`~localization.field_analysis.wave_window_share`), and a Gaussian random
-vector at N = 40 has median share 0.42 and is localized about once in a million draws (2 of 2·10⁶); a
-bump holds more than
+vector at N = 40 has median share 0.42 and is localized a few times in a million draws (2 of 2·10⁶
+in one measurement); a bump holds more than
 0.8 as long as 80 % of its mass lies within a quarter of the ring, however broad it is inside that
 quarter (a Gaussian bump of standard deviation 5 sites does, at an IPR of 0.08, close to a random
 vector's 3/(N+2) = 0.071). The share is therefore a test of *whether* there is a bump;
@@ -22,6 +24,8 @@ measure) mixes the two, and a low IPR alone is a wide bump as often as no bump.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from jax.typing import ArrayLike
@@ -43,22 +47,23 @@ LOCALIZED_SHARE = 0.8
 
 
 def localization_window(n: int | tuple[int, ...]) -> int:
-    """Return the window side of the definition: a quarter of the shortest axis (at least one site).
+    r"""Return the window side of the definition: a box holding a quarter of the sites (at least one site).
 
     Parameters
     ----------
     n : int or tuple of int
-        Ring size or grid shape, every axis ≥ 4.
+        Ring size or grid shape (d axes), with :math:`\min(n) \ge 4^{1/d}`.
 
     Returns
     -------
     int
-        ``min(n) // 4``.
+        :math:`\lfloor \min(n)/4^{1/d}\rfloor`: ``n // 4`` on a ring, half the shortest side on a 2-torus.
     """
     shape = v.shape("n", n, minimum=1)
-    if min(shape) < 4:
-        raise ValueError(f"n must have every axis at least 4 (a quarter-ring window of ≥ 1 site), got {n!r}")
-    return min(shape) // 4
+    side = math.floor(min(shape) / 4 ** (1 / len(shape)) + 1e-9)  # 1e-9: exact halves and quarters
+    if side < 1:
+        raise ValueError(f"n must have its shortest axis at least 4^(1/d) (a window of >= 1 site), got {n!r}")
+    return side
 
 
 def localization_share(w: ArrayLike, n: Shape = None) -> np.ndarray:
