@@ -194,8 +194,8 @@ def held_out_ready(chapter: str, out_dir: Path = claims.RECORD_DIR) -> str | Non
     """Why ``chapter`` cannot be run under the held-out seeds now (None: it can).
 
     It can when its record is current (its code unchanged since the development sweep, i.e. the bounds
-    are frozen), holds every development seed of :data:`DEFAULT_SEEDS`, and has no held-out run of this
-    source yet.
+    are frozen), holds at least :data:`~localization.claims.MIN_DEVELOPMENT` development seeds of
+    :data:`DEFAULT_SEEDS`, and has no held-out run of this source yet.
     """
     path = Path(out_dir) / f"{chapter}.json"
     if not path.exists():
@@ -204,9 +204,12 @@ def held_out_ready(chapter: str, out_dir: Path = claims.RECORD_DIR) -> str | Non
     digest = claims.source_hash(BOOK / f"{chapter}.md")
     if record.get("source_sha256") != digest:
         return f"{chapter}'s code changed since its record: sweep the development seeds first (bounds not frozen)"
-    missing = sorted(set(DEFAULT_SEEDS) - set(record["seeds"]))
-    if missing:
-        return f"{chapter}'s record lacks development seeds {missing}"
+    held = sorted(set(DEFAULT_SEEDS) & set(record["seeds"]))
+    if len(held) < claims.MIN_DEVELOPMENT:
+        return (
+            f"{chapter}'s record holds {len(held)} development seeds of {DEFAULT_SEEDS[0]}-{DEFAULT_SEEDS[-1]}, "
+            f"fewer than {claims.MIN_DEVELOPMENT}"
+        )
     if any(run["source_sha256"] == digest for run in record.get("held_out_runs", [])):
         return f"{chapter}'s held-out seeds already ran on this source (once only)"
     return None
