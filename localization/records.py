@@ -64,8 +64,15 @@ class Record(NamedTuple):
 MANIFEST: dict[str, Record] = {
     "claims/*.json": Record(
         "the recorded sweep of every measured claim: one file per executable chapter, each claim's value and "
-        "verdict under the held-out seeds 100–109, with the commit and the chapter's source hash",
-        ".venv/bin/python -m localization claims --seeds 100-109",
+        "verdict under the development seeds 100–109 and the fresh held-out seeds, with the commit, the "
+        "chapter's source hash and every held-out run",
+        ".venv/bin/python -m localization claims --seeds 100-109; .venv/bin/python -m localization claims --held-out",
+        "claims",
+    ),
+    "claim_revisions.yaml": Record(
+        "every claim whose bound, statistic or sentence changed after a run under seeds meant to be held out: "
+        "what failed and what changed",
+        "none: written by hand when a claim changes after a held-out run",
         "claims",
     ),
     "fig1_full_scale.npz": Record(

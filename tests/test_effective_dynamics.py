@@ -157,3 +157,78 @@ def test_table_validation():
         cmp.compare_flow_and_sgd(jax.random.key(0), task, np.ones(N), lr=0.1, batch=4, steps=2, table=100)
     with pytest.raises(ValueError, match="table must be odd"):
         cmp.flow_sweep([task], np.ones(N), lr=0.1, steps=2, table=100)
+
+
+# -------------------------------------------------------------------------------------------------
+# fig3a_amplifier: the paper code's Taylor-flow step
+# -------------------------------------------------------------------------------------------------
+def _fig3a_steps(w, s0, s1, kappa, tau, steps):
+    """figures/fig3a.py's simulate_kurtosis (commit 5ebb565, lines 107-120), written out in NumPy."""
+    for _ in range(steps):
+        sw1, sw0 = s1 @ w, s0 @ w
+        a = sw1 / np.sqrt(sw1 @ w)
+        f = np.sqrt(2 / np.pi) * a + ((3 - kappa) / 6) * a**3
+        w = w + tau * (f - (sw0 + sw1) / 2)
+    return w
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        data.LengthscaleTask.of(data.Kur, xi=(1.0, 3.0), k=5.0),
+        data.LengthscaleTask.of(data.NLGP, xi=(1.0, 3.0), gain=1.0),
+        data.LengthscaleTask(data.Ising(0.3), data.Ising(0.7)),
+    ],
+)
+def test_fig3a_amplifier_reproduces_the_paper_code_step(task):
+    marginal = task.model1.marginal
+    s0, s1 = (np.asarray(s, np.float64) for s in task.covariances(N))
+    kappa = marginal.fourth_moment / marginal.variance**2
+    w0 = np.asarray(initialisation.init_weights(jax.random.key(3), N, init_scale=1e-3), np.float64)
+    phi = cmp.fig3a_amplifier(marginal)
+    run = theory.integrate_effective(w0, phi, s0, s1, lr=0.05, steps=30, checkpoints=[30])
+    lib = np.asarray(run.weights[-1])
+    ref = _fig3a_steps(w0, s0, s1, kappa, 0.05, 30)
+    assert np.max(np.abs(lib - ref)) < 1e-12 * np.max(np.abs(ref))
+    # not the book's flow with the right Taylor polynomial: that one is about half as large
+    book = theory.integrate_effective(
+        w0, theory.amplifier_taylor(marginal), s0, s1, lr=0.05, steps=30, checkpoints=[30]
+    )
+    assert np.linalg.norm(ref) > 1.5 * np.linalg.norm(np.asarray(book.weights[-1]))
+    # doubling phi doubles the field and keeps its shape: 2 x the flow with phi / 2 from w0 / 2
+    half = theory.CubicTaylor(phi.first / 2, phi.third / 2)
+    halved = theory.integrate_effective(w0 / 2, half, s0, s1, lr=0.05, steps=30, checkpoints=[30])
+    assert np.max(np.abs(2 * np.asarray(halved.weights[-1]) - lib)) < 1e-13 * np.max(np.abs(lib))
+
+
+def test_fig3a_amplifier_validation():
+    with pytest.raises(TypeError, match="marginal"):
+        cmp.fig3a_amplifier("Kur(5)")
+
+    class Heavy:
+        variance, fourth_moment = 1.0, float("inf")
+
+    class Degenerate:
+        variance, fourth_moment = 0.0, 1.0
+
+    with pytest.raises(ValueError, match="fourth moment"):
+        cmp.fig3a_amplifier(Heavy())
+    with pytest.raises(ValueError, match="variance"):
+        cmp.fig3a_amplifier(Degenerate())
+
+
+# -------------------------------------------------------------------------------------------------
+# first_most_localized: where a sweep's fields are localized in most runs
+# -------------------------------------------------------------------------------------------------
+def test_first_most_localized_needs_more_than_half():
+    from localization.figures.effective_dynamics_claims import first_most_localized
+
+    params = [4.5, 5.0, 6.0, 8.0]
+    shares = [[0.3, 0.9, 0.2, 0.1], [0.85, 0.9, 0.3, 0.2], [0.81, 0.9, 0.95, 0.2], [0.9, 0.9, 0.9, 0.9]]
+    assert first_most_localized(params, shares) == 6.0  # 2 of 4 is half, not most; a share of 0.8 is not above
+    assert np.isnan(first_most_localized(params, np.full((4, 4), 0.8)))  # none localized: NaN
+    assert first_most_localized(params[:1], [[0.81, 0.81, 0.2]]) == 4.5
+    with pytest.raises(ValueError, match="shares"):
+        first_most_localized(params, shares[:3])
+    with pytest.raises(ValueError, match="finite"):
+        first_most_localized(params, np.full((4, 2), np.nan))

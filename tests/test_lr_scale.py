@@ -89,3 +89,23 @@ def test_lr_scale_sweep_validates():
         cmp.lr_scale_sweep(jax.random.key(0), tasks, np.ones(8), [0.1], [1.0], t_end=1.0, batch=8)
     with pytest.raises(TypeError):
         cmp.lr_scale_sweep(jax.random.key(0), "NLGP", w, [0.1], [1.0], t_end=1.0, batch=8)
+
+
+def test_record_stores_localization_shares(monkeypatch, tmp_path):
+    # a tiny grid through the record writer: the shares are field_analysis.localization_share of the
+    # fields at t_end (the book's definition of a localized field), null exactly where a run diverged
+    from localization import field_analysis
+
+    tiny = dict(cmp.LR_SCALE_RECORD, n=16, inits=2, lrs=(0.2, 2.6), scales=(1e-3, 1e4), batches=(64,), t_end=2.6)
+    monkeypatch.setattr(cmp, "LR_SCALE_RECORD", tiny)
+    w = np.asarray(initialisation.init_weights(jax.random.key(3), 16, num=2))
+    record = cmp.record_lr_scale_sweep(jax.random.key(4), w, str(tmp_path / "r.json"), seed=0)
+    runs = record["runs"]["64"]
+    r = cmp.lr_scale_sweep(jax.random.key(4), cmp.lr_scale_tasks(), w, tiny["lrs"], tiny["scales"], t_end=2.6, batch=64)
+    for k in ("sgd", "flow"):
+        share = np.array(runs[f"{k}_share"], dtype=float)
+        diverged = np.array(runs[f"{k}_diverged"])
+        assert share.shape == (2, 2, 2, 2) and diverged.any() and not diverged.all()
+        assert np.array_equal(np.isnan(share), diverged)
+        expected = np.asarray(field_analysis.localization_share(getattr(r, k), 16))
+        assert np.allclose(share[~diverged], expected[~diverged], atol=1e-4)

@@ -14,7 +14,9 @@ answer them:
 * :func:`comparison_sweep` — :func:`compare_flow_and_sgd` for every task of a sweep at once (one
   vmapped SGD run, one compiled flow);
 * :func:`monte_carlo_drift` — the expected SGD drift at one weight vector by Monte Carlo, to check
-  the flow's vector field.
+  the flow's vector field;
+* :func:`fig3a_amplifier` — the φ with which Eq. (5) reproduces the Euler step of the paper's public
+  code for Fig. 3's Taylor flow (``figures/fig3a.py``), to integrate that flow as the paper did.
 
 The measurements on the results (shape distance, peak agreement, crossing times) are in
 ``localization.metrics``; the tabulated φ in ``localization.theory.tabulated``.
@@ -46,6 +48,7 @@ __all__ = [
     "comparison_sweep",
     "MonteCarloDrift",
     "monte_carlo_drift",
+    "fig3a_amplifier",
 ]
 
 
@@ -377,3 +380,56 @@ def _drift_chunks(key, task, w, *, m, chunks, n):
         return jax.lax.map(one, jnp.arange(chunks))
 
     return run(key, w)
+
+
+# -------------------------------------------------------------------------------------------------
+# the paper code's Taylor flow (figures/fig3a.py)
+# -------------------------------------------------------------------------------------------------
+def fig3a_amplifier(marginal: Any) -> theory.CubicTaylor:
+    r"""Return the φ with which Eq. (5)'s Euler step is the step of the paper's ``figures/fig3a.py``.
+
+    ``simulate_kurtosis`` in ``figures/fig3a.py`` (``leonlufkin/Localization``, commit ``5ebb565``,
+    lines 107–120), which integrates the Taylor flow of the paper's Fig. 3, steps
+
+    .. math:: w \leftarrow w + \tau\Bigl[f(a) - \tfrac12(\Sigma_0+\Sigma_1)w\Bigr],\qquad
+              f(a) = \sqrt{2/\pi}\,a + \frac{3-\kappa}{6}\,a^3,
+
+    with κ the marginal's kurtosis :math:`\mathbb E[X^4]/\mathbb E[X^2]^2`. The book's Euler step of
+    Eq. (5), :math:`w\leftarrow w+\tau\cdot\tfrac12[\varphi(a)-(\Sigma_0+\Sigma_1)w]`
+    (``theory.integrate_effective``), is that step when :math:`\varphi=2f`: the code doubles φ
+    against the decay, and its cubic keeps :math:`\sqrt{2/\pi}` on the linear term only. Since
+    :math:`a` does not change when :math:`w` is scaled, the doubled flow from :math:`w_0` is exactly
+    twice the flow with φ = f from :math:`w_0/2`: the doubling changes the size of the field, not its
+    shape.
+
+    Parameters
+    ----------
+    marginal : Marginal
+        A ``localization.data`` marginal with a finite fourth moment (unit variance, as every task's).
+
+    Returns
+    -------
+    theory.CubicTaylor
+        :math:`2f`: first-order coefficient :math:`2\sqrt{2/\pi}`, third derivative :math:`2(3-\kappa)`.
+
+    Raises
+    ------
+    TypeError
+        ``marginal`` has no ``variance`` and ``fourth_moment``.
+    ValueError
+        The fourth moment is not finite, or the variance is not positive.
+    """
+    try:
+        var, m4 = float(marginal.variance), float(marginal.fourth_moment)
+    except AttributeError:
+        raise TypeError(
+            f"marginal must be a localization.data marginal (variance, fourth_moment), got {type(marginal).__name__}"
+        ) from None
+    if not (math.isfinite(var) and var > 0):
+        raise ValueError(f"marginal must have a finite positive variance, got {var}")
+    if not math.isfinite(m4):
+        raise ValueError(f"marginal must have a finite fourth moment (fig3a.py's cubic needs it), got {m4}")
+    kappa = m4 / var**2
+    return theory.CubicTaylor(
+        jnp.asarray(2.0 * math.sqrt(2.0 / math.pi), jnp.float64), jnp.asarray(2.0 * (3.0 - kappa), jnp.float64)
+    )

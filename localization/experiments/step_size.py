@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from localization import data, metrics, theory
+from localization import data, field_analysis, metrics, theory
 from localization import validation as v
 from localization.prng import splitmix_key
 from localization.traced_task import rebuild_task, split_task, stack_tasks
@@ -32,6 +32,7 @@ from localization.traced_task import rebuild_task, split_task, stack_tasks
 __all__ = [
     "RECORD_COMMAND",
     "DIVERGENCE_NORM",
+    "PAPER_M2_STEPS",
     "divergence_threshold",
     "LrScaleSweep",
     "lr_scale_sweep",
@@ -262,6 +263,19 @@ class _StaticSpec:
         return isinstance(other, _StaticSpec) and self.fn == other.fn
 
 
+#: Learning rate and batch size of the paper's single-neuron (M2) figures, from its public code
+#: (``leonlufkin/Localization``, commit ``5ebb565``): Fig. 3 (``figures/fig3.ipynb``, ``fig3a.py``:
+#: batch 500 for Ising, 10 000 for NLGP and Kur), Fig. 4 (``figures/fig4.ipynb``), the IPR sweep of Fig. 5
+#: and Fig. 8 (App. D.1). The paper's other figures train many-neuron models (Figs. 1, 6, 7: learning
+#: rates 3, 100, 80 and 0.5), to which the single neuron's step-size limits do not apply.
+PAPER_M2_STEPS = {
+    "Fig. 3 (Ising)": (0.05, 500),
+    "Fig. 3 (NLGP, Kur)": (0.05, 10_000),
+    "Fig. 4": (0.05, 10_000),
+    "Fig. 5": (0.1, 5000),
+    "Fig. 8": (0.01, 50_000),
+}
+
 #: The recorded sweep of :func:`record_lr_scale_sweep` (the chapter's section *Initial scale and learning rate*).
 LR_SCALE_RECORD = dict(
     gains=(100.0, 0.01),
@@ -322,7 +336,9 @@ def record_lr_scale_sweep(key: jax.Array, w_unit: ArrayLike, path: str, *, seed:
     -------
     dict
         The record written: settings, seed, commit, thresholds, and per batch the (P, L, S, I)
-        final IPRs of SGD and flow (null where diverged) and divergence flags.
+        final IPRs and localization shares (``field_analysis.localization_share``: a field is
+        localized when its share exceeds ``field_analysis.LOCALIZED_SHARE``) of SGD and flow (null
+        where diverged) and divergence flags.
     """
     import json
     import subprocess
@@ -332,9 +348,9 @@ def record_lr_scale_sweep(key: jax.Array, w_unit: ArrayLike, path: str, *, seed:
     tasks = lr_scale_tasks()
     out: dict[str, Any] = {
         "description": "SGD (float32) and the effective flow (exact phi, Euler, one step per SGD step) "
-        "for NLGP(g) at xi = (0.3, 0.7), N = 40, over learning rates and initial scales; IPR at "
-        "t = t_end, divergence (||w|| > 1e3) judged after max(steps) steps. Written by "
-        "localization.experiments.step_size.record_lr_scale_sweep.",
+        "for NLGP(g) at xi = (0.3, 0.7), N = 40, over learning rates and initial scales; IPR and "
+        "localization share (field_analysis.localization_share) at t = t_end, divergence (||w|| > 1e3) "
+        "judged after max(steps) steps. Written by localization.experiments.step_size.record_lr_scale_sweep.",
         "command": RECORD_COMMAND,
         "seed": int(seed),
         "commit": subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip(),
@@ -345,12 +361,19 @@ def record_lr_scale_sweep(key: jax.Array, w_unit: ArrayLike, path: str, *, seed:
     start = time.time()
     for batch in s["batches"]:
         r = lr_scale_sweep(key, tasks, w_unit, s["lrs"], s["scales"], t_end=s["t_end"], batch=batch)
-        sgd_ipr = np.where(r.sgd_diverged, np.nan, np.asarray(metrics.ipr(r.sgd)))
+        sgd_ok = ~r.sgd_diverged
         flow_ok = np.all(np.isfinite(r.flow), -1) & ~r.flow_diverged
-        flow_ipr = np.where(flow_ok, np.asarray(metrics.ipr(np.where(flow_ok[..., None], r.flow, 1.0))), np.nan)
+        sgd_w = np.where(sgd_ok[..., None], r.sgd, 1.0)
+        flow_w = np.where(flow_ok[..., None], r.flow, 1.0)
+        sgd_ipr = np.where(sgd_ok, np.asarray(metrics.ipr(sgd_w)), np.nan)
+        flow_ipr = np.where(flow_ok, np.asarray(metrics.ipr(flow_w)), np.nan)
+        sgd_share = np.where(sgd_ok, field_analysis.localization_share(sgd_w, r.sgd.shape[-1]), np.nan)
+        flow_share = np.where(flow_ok, field_analysis.localization_share(flow_w, r.flow.shape[-1]), np.nan)
         out["runs"][str(batch)] = {
             "sgd_ipr": np.round(sgd_ipr, 5).tolist(),
             "flow_ipr": np.round(flow_ipr, 5).tolist(),
+            "sgd_share": np.round(sgd_share, 4).tolist(),
+            "flow_share": np.round(flow_share, 4).tolist(),
             "sgd_diverged": r.sgd_diverged.tolist(),
             "flow_diverged": r.flow_diverged.tolist(),
         }

@@ -13,6 +13,7 @@ drawing (:mod:`localization.figures.sgd_vs_flow`); the chapter's paper Figs. 3 a
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -49,6 +50,7 @@ __all__ = [
     "CLAIM_BATCH",
     "CLAIM_INITS",
     "KurtosisSweep",
+    "first_most_localized",
     "kurtosis_sweep",
     "kurtosis_threshold",
 ]
@@ -147,11 +149,15 @@ class KurtosisSweep(NamedTuple):
     ----------
     sweep : dict of str to dict
         "NLGP", "Kur" → ``params`` (P,) (:data:`CLAIM_GAINS`, :data:`CLAIM_KS`), ``kurt`` (P,) the exact
-        excess kurtosis, ``sgd`` and ``flow`` (P, I) the final IPRs (float64).
+        excess kurtosis, ``sgd`` and ``flow`` (P, I) the final IPRs (float64), ``sgd_share`` and
+        ``flow_share`` (P, I) their :func:`localization.field_analysis.localization_share` (localized:
+        above :data:`localization.field_analysis.LOCALIZED_SHARE`).
     thresholds : dict of (str, str, str) to float
         ``(family, "sgd" | "flow", "onset" | "0.5")`` → the parameter where the mean IPR first doubles
         its value at the first parameter, or crosses 0.5 (:func:`localization.metrics.first_crossing`,
-        log-interpolated in g; NaN: never).
+        log-interpolated in g; NaN: never); ``(family, "sgd" | "flow", "localized")`` → the first
+        parameter of the grid at which most fields (more than half) are localized
+        (:func:`localization.field_analysis.is_localized`; NaN: at none).
     k_star : float
         Kur's sign change of the excess kurtosis (:func:`localization.data.kur_excess_kurtosis_zero`).
     """
@@ -159,6 +165,37 @@ class KurtosisSweep(NamedTuple):
     sweep: dict[str, dict[str, np.ndarray]]
     thresholds: dict[tuple[str, str, str], float]
     k_star: float
+
+
+def first_most_localized(params: Any, shares: Any) -> float:
+    """Return the first parameter of a sweep at which more than half of the fields are localized.
+
+    Parameters
+    ----------
+    params : array_like, shape (P,)
+        The sweep's parameter values, in sweep order.
+    shares : array_like, shape (P, I)
+        :func:`localization.field_analysis.localization_share` of the I fields at each parameter
+        (localized: above :data:`localization.field_analysis.LOCALIZED_SHARE`).
+
+    Returns
+    -------
+    float
+        The first ``params[p]`` with more than I/2 localized fields; NaN when there is none.
+
+    Raises
+    ------
+    ValueError
+        Shapes that do not match, or non-finite values.
+    """
+    params = np.asarray(params, dtype=np.float64)
+    shares = np.asarray(shares, dtype=np.float64)
+    if params.ndim != 1 or shares.ndim != 2 or shares.shape[0] != params.shape[0] or shares.shape[1] == 0:
+        raise ValueError(f"params must be (P,) and shares (P, I), I >= 1, got {params.shape} and {shares.shape}")
+    if not (np.all(np.isfinite(params)) and np.all(np.isfinite(shares))):
+        raise ValueError("params and shares must be finite")
+    most = np.mean(shares > field_analysis.LOCALIZED_SHARE, axis=1) > 0.5
+    return float(params[np.argmax(most)]) if most.any() else math.nan
 
 
 def kurtosis_sweep(scale: str = "chapter") -> KurtosisSweep:
@@ -192,6 +229,8 @@ def kurtosis_sweep(scale: str = "chapter") -> KurtosisSweep:
             kurt=np.array([t.model1.marginal.excess_kurtosis for t in tasks]),
             sgd=np.asarray(metrics.ipr(s.weights[:, :, -1]), dtype=np.float64),
             flow=np.asarray(metrics.ipr(f.weights[:, :, -1]), dtype=np.float64),
+            sgd_share=field_analysis.localization_share(np.asarray(s.weights[:, :, -1], dtype=np.float64)),
+            flow_share=field_analysis.localization_share(np.asarray(f.weights[:, :, -1], dtype=np.float64)),
         )
     thresholds = {}
     for fam, r in sweep.items():
@@ -202,6 +241,7 @@ def kurtosis_sweep(scale: str = "chapter") -> KurtosisSweep:
                 r["params"], mean, 2 * mean[0], direction="either", log=log
             )
             thresholds[fam, which, "0.5"] = metrics.first_crossing(r["params"], mean, 0.5, direction="either", log=log)
+            thresholds[fam, which, "localized"] = first_most_localized(r["params"], r[f"{which}_share"])
     return KurtosisSweep(sweep, thresholds, data.kur_excess_kurtosis_zero())
 
 
