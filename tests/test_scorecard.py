@@ -82,7 +82,7 @@ def test_verdicts_ids_and_checks(rows):
 
 def test_every_paper_erratum_is_a_corrected_or_contradicted_row(rows):
     errata = _paper_errata()
-    assert len(errata) >= 22, errata  # 22 after the advocates moved 8 rows to the notes (issue 33)
+    assert len(errata) >= 21, errata  # 21 after the advocates and referees moved 9 rows to the notes (issue 33)
     decided = {}
     for row in rows:
         if row.verdict in ("corrected", "contradicted"):
