@@ -73,6 +73,7 @@ CORE = (
 BOOK = (
     "book",
     "claims",
+    "claim_revisions",
     "claims_sweep",
     "records",
     "scorecard",

@@ -96,11 +96,7 @@ MIN_DEVELOPMENT = 5
 #: Where the sweep writes the records: ``book/data/claims`` of the repository the package is installed from.
 RECORD_DIR = Path(__file__).resolve().parents[1] / "book" / "data" / "claims"
 
-#: Every claim whose bound, statistic or sentence changed after a held-out run: what failed, what changed.
-REVISIONS = RECORD_DIR.parent / "claim_revisions.yaml"
-
 _ID = re.compile(r"^[a-z0-9][a-z0-9\-]*$")
-_REVISION_FIELDS = ("claim", "chapter", "seen", "failed", "changed")
 
 
 def _scalar(name: str, value: Any) -> float | int:
@@ -209,8 +205,6 @@ def claim(claim_id: str, value: Any, op: str, bound: Any, *, says: str, loose: s
         raise AssertionError(f"claim {claim_id!r} does not hold for seed {seed}: {stated} is false ({says})")
     return value
 
-
-# --- records --------------------------------------------------------------------------------------------
 
 _CLAIM_CALL = re.compile(r"""\bclaim\(\s*f?["']([a-z0-9{][^"']*)["']""")
 _CODE_CELL = re.compile(r"^(`{3,})\{code-cell\}.*?^\1[ \t]*$", re.MULTILINE | re.DOTALL)
@@ -502,37 +496,4 @@ def markdown_tables(rows: list[ClaimSummary], book_dir: str | os.PathLike) -> di
     return tables
 
 
-def read_revisions(path: str | os.PathLike | None = None) -> list[dict]:
-    """Return the claims changed after a held-out run (:data:`REVISIONS`), validated.
-
-    Each entry names the claim and its chapter, the held-out seeds whose run was ``seen`` before the
-    change, what ``failed`` (or was flagged) and what ``changed``; the failure is the finding and stays
-    listed.
-
-    Parameters
-    ----------
-    path : str or os.PathLike or None
-        The YAML file (default :data:`REVISIONS`).
-
-    Returns
-    -------
-    list of dict
-        The entries, in the file's order.
-
-    Raises
-    ------
-    ValueError
-        A malformed file or entry (naming the entry and the field).
-    """
-    import yaml
-
-    path = Path(REVISIONS if path is None else path)
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else {"revisions": []}
-    entries = data.get("revisions") if isinstance(data, dict) else None
-    if not isinstance(entries, list):
-        raise ValueError(f"{path} must hold a mapping with a list 'revisions', got {type(data).__name__}")
-    for k, entry in enumerate(entries):
-        missing = [f for f in _REVISION_FIELDS if not (isinstance(entry, dict) and entry.get(f) not in (None, ""))]
-        if missing:
-            raise ValueError(f"{path}: revision {k} lacks {', '.join(missing)}")
-    return entries
+from localization.claim_revisions import REVISIONS, read_revisions  # noqa: E402
