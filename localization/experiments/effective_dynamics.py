@@ -391,8 +391,11 @@ def fig3a_amplifier(marginal: Any) -> theory.CubicTaylor:
     ``simulate_kurtosis`` in ``figures/fig3a.py`` (``leonlufkin/Localization``, commit ``5ebb565``,
     lines 107–120), which integrates the Taylor flow of the paper's Fig. 3, steps
 
-    .. math:: w \leftarrow w + \tau\Bigl[f(a) - \tfrac12(\Sigma_0+\Sigma_1)w\Bigr],\qquad
-              f(a) = \sqrt{2/\pi}\,a + \frac{3-\kappa}{6}\,a^3,
+    .. math::
+
+       w \leftarrow w + \tau\Bigl[f(a) - \tfrac12(\Sigma_0+\Sigma_1)w\Bigr],
+
+       f(a) = \sqrt{2/\pi}\,a + \frac{3-\kappa}{6}\,a^3,
 
     with κ the marginal's kurtosis :math:`\mathbb E[X^4]/\mathbb E[X^2]^2`. The book's Euler step of
     Eq. (5), :math:`w\leftarrow w+\tau\cdot\tfrac12[\varphi(a)-(\Sigma_0+\Sigma_1)w]`
