@@ -118,9 +118,12 @@ def _run_one(chapter: str, seed: int, log: Path, cache: Path) -> tuple[float, st
     return seconds, error[-500:]
 
 
-def _merge(chapter: str, seeds, outcomes: dict, observations: list[dict], out_dir: Path, commit: str) -> dict:
+def _merge(
+    chapter: str, seeds, outcomes: dict, observations: list[dict], out_dir: Path, commit: str, digest: str
+) -> dict:
+    # digest: the hash of the source as executed (taken before the runs, so an edit made during a sweep
+    # leaves the record stale instead of attributing old results to new code)
     path = out_dir / f"{chapter}.json"
-    digest = claims.source_hash(BOOK / f"{chapter}.md")
     record = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
     history = record.get("held_out_runs", []) if record else []
     if record is None or record.get("source_sha256") != digest:
@@ -242,8 +245,9 @@ def sweep(
             f"got {sorted(set(seeds) & set(claims.HELD_OUT_SEEDS))}"
         )
     commit = _commit()
+    digests = {c: claims.source_hash(BOOK / f"{c}.md") for c in chapters}
     outcomes, lines = _execute(chapters, seeds, jobs, progress)
-    return {c: _merge(c, seeds, outcomes[c], lines[c], Path(out_dir), commit) for c in chapters}
+    return {c: _merge(c, seeds, outcomes[c], lines[c], Path(out_dir), commit, digests[c]) for c in chapters}
 
 
 #: Agreement a carried-over record needs: every claim's value and bound, re-executed under a recorded seed.

@@ -310,14 +310,26 @@ def test_held_out_seeds_run_only_on_frozen_records_and_once(tmp_path, monkeypatc
 
 def test_a_held_out_run_is_kept_in_the_record_across_a_re_sweep(tmp_path):
     held = claims.HELD_OUT_SEEDS[0]
+    digest = claims.source_hash(claims_sweep.BOOK / "intro.md")
     line = {"id": "d-a", "says": "s", "op": ">", "loose": None, "value": 0.4, "bound": 0.5, "holds": False}
-    record = claims_sweep._merge("intro", (held,), {held: (1.0, None)}, [{**line, "seed": held}], tmp_path, "c1")
+    record = claims_sweep._merge(
+        "intro", (held,), {held: (1.0, None)}, [{**line, "seed": held}], tmp_path, "c1", digest
+    )
     assert record["held_out_runs"][0]["failing"] == ["d-a"] and record["held_out_runs"][0]["seeds"] == [held]
     stored = json.loads((tmp_path / "intro.json").read_text())
     stored["source_sha256"] = "an older source"
     (tmp_path / "intro.json").write_text(json.dumps(stored))
-    again = claims_sweep._merge("intro", (100,), {100: (1.0, None)}, [{**line, "seed": 100}], tmp_path, "c2")
+    again = claims_sweep._merge("intro", (100,), {100: (1.0, None)}, [{**line, "seed": 100}], tmp_path, "c2", digest)
     assert list(again["runs"]) == ["100"] and again["held_out_runs"][0]["commit"] == "c1"
+
+
+def test_a_record_names_the_source_as_executed_not_as_edited_during_the_sweep(tmp_path):
+    line = {"id": "d-a", "says": "s", "op": ">", "loose": None, "value": 0.6, "bound": 0.5, "holds": True}
+    record = claims_sweep._merge(
+        "intro", (100,), {100: (1.0, None)}, [{**line, "seed": 100}], tmp_path, "c1", "the source as executed"
+    )
+    assert record["source_sha256"] == "the source as executed"
+    assert claims_sweep.held_out_ready("intro", tmp_path) is not None  # stale: not the current source
 
 
 def test_revisions_name_stated_or_withdrawn_claims():
