@@ -87,6 +87,26 @@ MANIFEST: dict[str, Record] = {
         ".venv/bin/python benchmarks/bench.py --only c --fig5-steps 6000 --fig5-record book/data/fig5_paper_scale.json",
         "simulation",
     ),
+    "fig5_near_zero.json": Record(
+        "paper Fig. 5 just below zero excess kurtosis at the paper's settings (batch 5000, 10 000 steps): "
+        "localization share, bump width and IPR along training for NLGP and Kur near zero over ten development "
+        "seeds, and at twice the length-scales",
+        "nice -n 10 .venv/bin/python -m localization.experiments.simulation near_zero book/data/fig5_near_zero.json",
+        "simulation",
+    ),
+    "fig5_near_zero_positive.json": Record(
+        "the same for Kur at small positive excess kurtosis (k = 5.5, 5.6, 5.7) over five development seeds",
+        "nice -n 10 .venv/bin/python -m localization.experiments.simulation near_zero_positive "
+        "book/data/fig5_near_zero_positive.json",
+        "simulation",
+    ),
+    "fig5_batch_scan.json": Record(
+        "NLGP(0.278) and Kur(6.1) from the same initialisations at batches 1000, 5000 and 25 000 (6000 steps, "
+        "three seeds): the bump's width and share against the gradient noise",
+        "nice -n 10 .venv/bin/python -m localization.experiments.simulation near_zero_batch "
+        "book/data/fig5_batch_scan.json",
+        "simulation",
+    ),
     "large_n.json": Record(
         "the Fig. 5 transition at N = 40, 100, 200, 400 (NLGP and Kur near the crossing, xi = (0.3, 0.7), "
         "batch 500, 4 initialisations, steps 60 N within [4000, 12 000]) and two width tasks, with IPR "

@@ -8,8 +8,11 @@ imports them (``figures`` may):
 
 * ``data_properties`` — *Idealized naturalistic data*: measured S1–S3 statistics of a data model;
 * ``simulation`` — *Localization in simulation* (paper §4.1, Fig. 5): IPR sweeps, Fig. 5, the
-  Kur × length-scale phase diagram; beyond the paper ``large_n`` (Fig. 5 at several input sizes)
-  and ``data_init`` (the final field's variance split into data and initialisation parts);
+  Kur × length-scale phase diagram; beyond the paper ``large_n`` (Fig. 5 at several input sizes),
+  ``data_init`` (the final field's variance split into data and initialisation parts), and for the
+  fields just below zero excess kurtosis ``near_zero`` (SGD at the paper's settings over seeds, and at
+  several batches), ``near_zero_summary`` (what those records say) and ``bump_flow`` (the effective
+  flow's bump fixed point and its spectrum);
 * ``amplifier`` — *The amplifier φ*: assumption A2's discrepancy by conditional Monte Carlo;
 * ``effective_dynamics`` — *Effective dynamics vs simulation* (paper §4.2, Figs. 3, 8): SGD and the
   effective flow from the same initialisations, flow sweeps, the Monte Carlo SGD drift;
@@ -36,6 +39,7 @@ re-exported here (``experiments.fig5(key)``); the others are used as modules
 
 from localization.experiments import (
     amplifier,
+    bump_flow,
     data_init,
     data_properties,
     effective_dynamics,
@@ -45,6 +49,8 @@ from localization.experiments import (
     ica,
     large_n,
     many_neurons,
+    near_zero,
+    near_zero_summary,
     sigmoid,
     simulation,
     specialisation,
@@ -93,6 +99,7 @@ from localization.experiments.simulation import (
 
 __all__ = [
     "amplifier",
+    "bump_flow",
     "data_init",
     "data_properties",
     "effective_dynamics",
@@ -102,6 +109,8 @@ __all__ = [
     "ica",
     "large_n",
     "many_neurons",
+    "near_zero",
+    "near_zero_summary",
     "sigmoid",
     "simulation",
     "specialisation",

@@ -1,6 +1,4 @@
-r"""Experiments of the chapter *Localization in simulation* (paper Section 4.1, Fig. 5).
-
-They are one-call, vectorised sweeps.
+r"""Experiments of the chapter *Localization in simulation* (paper Section 4.1, Fig. 5): one-call, vectorised sweeps.
 
 The paper validates Claim 3.2 (the sign of the marginals' excess kurtosis decides whether the single
 ReLU neuron (M2) localizes) by training M2 from 30 initialisations for every value of a family
@@ -17,8 +15,7 @@ participation ratio (IPR, paper App. A.3) against the excess kurtosis of the mar
   field of the data models, so the sweep uses ``data.RootedKur``, a Kur model that carries its
   covariance's spectral amplitudes as an array leaf (same samples as ``data.Kur`` for the same key).
 
-The tasks come from ``data.family_task``; how long an IPR curve takes to settle is
-``metrics.settling_step``.
+Tasks: ``data.family_task``; how long an IPR curve takes to settle: ``metrics.settling_step``.
 
 Conventions: loss paper Eq. (9) without ½, plain SGD, time ``t = steps × lr`` (see
 :mod:`localization.train`). Simulations run in ``dtype`` (float32 by default); IPR and kurtosis
@@ -155,6 +152,7 @@ class PhaseDiagram(NamedTuple):
     ks : (K,) exponents; excess_kurtosis : (K,) exact excess kurtosis of Kur(k).
     ratios : (R,) length-scale ratios ξ₁/ξ₀; xi0 : ξ₀.
     ipr : (R, K, I) final IPR; times : (C,) checkpoint times; ipr_path : (R, K, I, C).
+    weights : (R, K, I, N) final weights (float64), e.g. for ``field_analysis.is_localized``.
     """
 
     ks: np.ndarray
@@ -164,6 +162,7 @@ class PhaseDiagram(NamedTuple):
     ipr: np.ndarray
     times: np.ndarray
     ipr_path: np.ndarray
+    weights: np.ndarray
 
     @property
     def mean(self) -> np.ndarray:
@@ -376,8 +375,7 @@ def fig5(key: jax.Array, settings: Fig5Settings = PAPER_FIG5, *, dtype: DTypeLik
 def fig5_table(result: Fig5Result) -> list[dict]:
     """Return the rows (family, parameter, excess_kurtosis, mean, std) of a :class:`Fig5Result`, NLGP then Kur.
 
-    ``mean``/``std`` are over initialisations of the final IPR. For printing (the chapter's table,
-    ``benchmarks/bench.py``).
+    ``mean``/``std`` over initialisations of the final IPR; for the chapter's table and ``benchmarks/bench.py``.
 
     Parameters
     ----------
@@ -386,8 +384,7 @@ def fig5_table(result: Fig5Result) -> list[dict]:
 
     Returns
     -------
-    list[dict]
-        One dict per task.
+    list[dict]: one dict per task.
     """
     if not isinstance(result, Fig5Result):
         raise TypeError(f"result must be a Fig5Result, got {type(result).__name__}")
@@ -435,8 +432,7 @@ def phase_diagram(
 
     Returns
     -------
-    PhaseDiagram
-        With ``ipr`` (R, K, inits).
+    PhaseDiagram: ``ipr`` (R, K, inits), ``weights`` (R, K, inits, N).
     """
     key = v.key("key", key)
     ks = [v.real_scalar(f"ks[{i}]", k) for i, k in enumerate(ks)]
@@ -474,6 +470,7 @@ def phase_diagram(
         ipr=path[..., -1],
         times=sweep.times,
         ipr_path=path,
+        weights=sweep.weights.reshape(R, K, inits, -1),
     )
 
 
@@ -481,17 +478,19 @@ def _main(argv: Sequence[str] | None = None) -> dict:
     """``python -m localization.experiments.simulation NAME PATH [--seed S] [--resume]``: write, return a record."""
     import argparse
 
-    from localization.experiments import data_init, large_n
+    from localization.experiments import data_init, large_n, near_zero
 
     runs = {"large_n": large_n.LARGE_N, "large_n_long": large_n.LARGE_N_LONG, "large_n_batch": large_n.LARGE_N_BATCH}
     p = argparse.ArgumentParser(prog="python -m localization.experiments.simulation")
-    p.add_argument("name", choices=[*runs, "data_init"])
+    p.add_argument("name", choices=[*runs, "data_init", *near_zero.RECORDS])
     p.add_argument("path")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--resume", action="store_true", help="large_n*: keep the sizes already in PATH")
+    p.add_argument("--seed", type=int, default=0, help="large_n*, data_init (near_zero*: the settings' seeds)")
+    p.add_argument("--resume", action="store_true", help="large_n*, near_zero*: keep what PATH holds")
     a = p.parse_args(argv)
     if a.name == "data_init":
         return data_init.data_init_record(a.seed, path=a.path)
+    if a.name in near_zero.RECORDS:
+        return near_zero.write_named_record(a.name, path=a.path, resume=a.resume)
     key, settings = jax.random.key(a.seed), runs[a.name]
     return large_n.large_n_sweep(key, settings, path=a.path, seed=a.seed, name=a.name, resume=a.resume)
 

@@ -7,11 +7,12 @@ The command is ``python -m localization figures --out DIR [--only NAMES] [--scal
   builder returns: the figure and the data its chapter reads);
 * ``export`` — the numbers behind each figure, written by ``figures --data`` beside its PNG (CSV for
   curves and tables, NPZ for fields, each with a header of settings, seed and commit);
-* one module per chapter with figures, in book order — ``intro``, ``data``, ``simulation``,
-  ``many_neurons``, ``ica``, ``two_dimensions``, ``amplifier``, ``mechanism``, ``gaussian``,
-  ``effective_dynamics`` (and ``effective_dynamics_claims``, its other two figures) — each
-  with the chapter's builders (``figures.simulation.fig5_ipr_vs_kurtosis()``), its settings as module
-  constants and its drawing functions (``draw_*``);
+* one module per chapter with figures, in book order — ``intro``, ``data``, ``simulation`` (and
+  ``near_zero``, its figure of the fields just below zero excess kurtosis), ``many_neurons``,
+  ``ica``, ``two_dimensions``, ``amplifier``, ``mechanism``, ``gaussian``, ``effective_dynamics``
+  (and ``effective_dynamics_claims``, its other two figures) — each with the chapter's builders
+  (``figures.simulation.fig5_ipr_vs_kurtosis()``), its settings as module constants and its
+  drawing functions (``draw_*``);
 * ``sgd_vs_flow`` — the effective-dynamics chapter's drawing of SGD against the effective flow (its
   figures: ``effective_dynamics`` and ``effective_dynamics_claims``);
 * ``sweeps`` — the simulation chapter's drawing of IPR sweeps (its figures: ``simulation``);
@@ -23,6 +24,7 @@ panels and the book's style are :mod:`localization.plotting`.
 
 from localization.figures import registry  # noqa: I001  (the machinery first)
 from localization.figures import intro, data, simulation, many_neurons, ica, two_dimensions, amplifier, mechanism
+from localization.figures import near_zero
 from localization.figures import gaussian
 from localization.figures import effective_dynamics, effective_dynamics_claims, flows, sgd_vs_flow, sweeps
 from localization.figures import export
@@ -46,6 +48,7 @@ __all__ = [
     "intro",
     "data",
     "simulation",
+    "near_zero",
     "many_neurons",
     "ica",
     "two_dimensions",
