@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from localization import figures, plotting
+from localization import field_analysis, figures, plotting
 from localization.figures import effective_dynamics, effective_dynamics_claims, mechanism, sgd_vs_flow, two_dimensions
 from localization.theory import mechanism as mech
 
@@ -121,11 +121,13 @@ def test_builders_that_take_runs_refuse_other_objects():
         effective_dynamics.fig3_sgd_vs_flow("large")
 
 
-def test_box_side_is_a_quarter_of_the_side_rounded_up():
-    assert two_dimensions.box_side((20, 20)) == 5 == two_dimensions.BOX
-    assert two_dimensions.box_side((30, 30)) == 8  # the recorded run's box
-    for side in range(4, 41):
-        assert two_dimensions.box_side((side, side)) == math.ceil(side / 4)
+def test_the_box_is_the_books_localization_window_not_a_setting_of_its_own():
+    # the book's one definition (field_analysis.localization_window): a box of a quarter of the sites, half
+    # the side of the chapter's 20 x 20 torus
+    assert two_dimensions.BOX == field_analysis.localization_window(two_dimensions.SETTINGS.shape) == 10
+    assert not hasattr(two_dimensions, "box_side")  # the chapter's own box (a quarter of the side) is gone
+    assert figures.many_neurons.WINDOW == field_analysis.localization_window(figures.many_neurons.N) == 10
+    assert figures.many_neurons.LOCALIZED == field_analysis.LOCALIZED_SHARE
 
 
 def test_share_time_draws_median_and_range_and_checks_shapes():
@@ -135,6 +137,7 @@ def test_share_time_draws_median_and_range_and_checks_shapes():
     two_dimensions.draw_share_time(ax, steps, share, 5)
     medians = {line.get_label(): line.get_ydata() for line in ax.get_lines()}
     assert np.allclose(medians["a"], [0.2, 0.5, 0.8]) and np.allclose(medians["b"], 0.2)
+    assert np.allclose(medians["localized above"], field_analysis.LOCALIZED_SHARE)  # the threshold, dashed
     assert ax.get_ylabel() == "box share $s_{5}$" and ax.get_ylim() == (0, 1)
     with pytest.raises(ValueError, match=r"share\['a'\] must have shape \(C, K\) with C = 3"):
         two_dimensions.draw_share_time(Figure().subplots(), steps, {"a": np.zeros((2, 2))}, 5)

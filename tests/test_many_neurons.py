@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from localization import experiments as ex
-from localization import initialisation, train
+from localization import field_analysis, initialisation, train
 from localization.figures import many_neurons as draw
 
 matplotlib.use("Agg")
@@ -163,8 +163,11 @@ def test_draw_share_histograms_validates():
     from matplotlib.figure import Figure
 
     ax = Figure().subplots()
-    draw.draw_share_histograms(ax, {"a": [0.1, 0.9], "b": np.full((2, 2), 0.5)}, 0.8)
+    draw.draw_share_histograms(ax, {"a": [0.1, 0.9], "b": np.full((2, 2), 0.5)})
     assert len(ax.patches) == 2 and ax.get_xlim() == (0.0, 1.0)
+    # the dashed line is the book's threshold of a localized field unless another is given
+    (dashed,) = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
+    assert dashed.get_xdata()[0] == field_analysis.LOCALIZED_SHARE == 0.8
     with pytest.raises(ValueError, match="threshold"):
         draw.draw_share_histograms(ax, {"a": [0.1]}, 1.5)
     with pytest.raises(ValueError, match=r"shares\['a'\]"):

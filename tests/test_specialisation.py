@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from localization import initialisation, models
+from localization import field_analysis, initialisation, models
 from localization.experiments import many_neurons as mn
 from localization.experiments import specialisation as sp
 
@@ -73,6 +73,34 @@ def test_shifted_params_keep_variance_and_move_mean():
     assert abs(w.var() / std**2 - 1) < 0.05
     assert abs(w.mean() / std - 3.0) < 0.03
     assert abs((w > 0).mean() - 0.99865) < 0.002  # Phi(3)
+
+
+def test_measure_uses_the_books_definition_of_a_localized_field():
+    # three fields on N = 40: a share just above and just below 0.8 in one quarter-ring window, and a wave;
+    # measure must flag exactly field_analysis.is_localized (a threshold or window of its own would differ)
+    n = 40
+
+    def field(s):
+        w2 = np.full(n, (1 - s) / 30)
+        w2[:10] = s / 10
+        return np.sqrt(w2)
+
+    fields = np.stack([field(0.8 + 1e-6), field(0.8 - 1e-6), np.cos(2 * np.pi * 3 * np.arange(n) / n)])
+    settings = mn.FIG6_KUR10.replace(K=3, inits=1)
+    run = mn.PopulationRun(
+        settings=settings,
+        times=np.array([0.0, 1.0]),
+        fields=np.broadcast_to(fields, (1, 2, 3, n)).copy(),
+        readout=None,
+        bias=np.array([[[-1.0, 2.0, 3.0], [-1.0, 2.0, 3.0]]]),
+        diverged=np.array([False]),
+    )
+    m = sp.measure(run)
+    np.testing.assert_array_equal(m.localized, [[True, False, False]])
+    np.testing.assert_array_equal(m.localized, field_analysis.is_localized(fields, n)[None])
+    np.testing.assert_allclose(m.share, field_analysis.localization_share(fields, n)[None], rtol=1e-12)
+    np.testing.assert_allclose(m.share[0, :2], [0.8 + 1e-6, 0.8 - 1e-6], rtol=1e-9)
+    np.testing.assert_array_equal(m.bias, [[-1.0, 2.0, 3.0]])
 
 
 def test_contingency_counts():

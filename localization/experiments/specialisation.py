@@ -127,8 +127,9 @@ class Measurements(NamedTuple):
     Attributes
     ----------
     bias : (I, K) learned biases (NaN-free: diverged initialisations are dropped, I counts the rest).
-    share : (I, K) window share :math:`s_W` (:func:`localization.field_analysis.window_share`, W = N/4).
-    localized : (I, K) bool, ``share > threshold``.
+    share : (I, K) window share :math:`s_W` in the best quarter-ring window
+        (:func:`localization.field_analysis.localization_share`).
+    localized : (I, K) bool, :func:`localization.field_analysis.is_localized` (``share`` > 0.8).
     mode : (I, K) dominant Fourier mode, the mean excluded (:func:`localization.field_analysis.dominant_frequency`).
     readout : (I, K) readout weights, or None (SCM).
     fields : (I, K, N) the final fields.
@@ -142,24 +143,35 @@ class Measurements(NamedTuple):
     fields: np.ndarray
 
 
-def measure(pop: mn.PopulationRun, threshold: float = 0.8) -> Measurements:
+def measure(pop: mn.PopulationRun) -> Measurements:
     """Return the :class:`Measurements` of the last checkpoint of ``pop``.
 
-    ``pop`` is a run on a ring (diverged initialisations dropped); ``threshold`` in (0, 1) on the
-    window share, 0.8 as in the chapter *Many neurons*.
+    A neuron is localized by the book's one definition, :func:`localization.field_analysis.is_localized`
+    (more than 0.8 of its squared weight in one quarter-ring window; ``share`` is that window's share,
+    :func:`localization.field_analysis.localization_share`).
+
+    Parameters
+    ----------
+    pop : many_neurons.PopulationRun
+        A run on a ring with trainable biases (diverged initialisations are dropped).
+
+    Returns
+    -------
+    Measurements
+        Per neuron, (I, K) arrays (fields (I, K, N)).
     """
     if not isinstance(pop, mn.PopulationRun):
         raise TypeError(f"pop must be a many_neurons.PopulationRun, got {type(pop).__name__}")
     if len(pop.settings.shape) != 1 or pop.bias is None:
         raise ValueError("pop must be trained on a ring with trainable biases")
-    threshold = v.in_range("threshold", threshold, 0.0, 1.0, low_open=True, high_open=True)
     keep = ~pop.diverged
     W = pop.fields[keep, -1]
     N = W.shape[-1]
-    share = field_analysis.window_share(W, max(1, N // 4))
+    share = field_analysis.localization_share(W, N)
+    localized = field_analysis.is_localized(W, N)
     readout = None if pop.readout is None else pop.readout[keep, -1]
     mode = field_analysis.dominant_frequency(W, exclude_mean=True)
-    return Measurements(pop.bias[keep, -1], share, share > threshold, mode, readout, W)
+    return Measurements(pop.bias[keep, -1], share, localized, mode, readout, W)
 
 
 def contingency(localized: ArrayLike, bias: ArrayLike) -> np.ndarray:

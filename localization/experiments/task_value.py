@@ -277,8 +277,9 @@ class FieldComparison(NamedTuple):
     committee_kinds : (R,) "learned on <model>" for each committee machine.
     committee_offset : (R,) number of *offset units* of each committee: units with bias above
         :data:`OFFSET_BIAS` (their sigmoid is mostly near 1, so they act as an output bias).
-    shares : (F,) window share of each neuron field; committee_shares : (R,) mean window share of each
-        committee's units other than offset units (window :data:`localization.figures.many_neurons.WINDOW`, 10).
+    shares : (F,) share of each neuron field in its best quarter-ring window
+        (:func:`localization.field_analysis.localization_share`, the book's measure of localization);
+        committee_shares : (R,) the mean of that share over each committee's units other than offset units.
     scores : dict (test model, predictor) → :class:`TaskScores`; predictors "neuron" (α = 1),
         "neuron fitted" (α fitted), "committee" (equal norm, refitted readout), "detector".
     """
@@ -335,7 +336,7 @@ def compare_fields(
     b = np.concatenate([np.asarray(committees[name][1], np.float64) for name in TASKS])
     c_kinds = np.array([f"learned on {name}" for name in TASKS for _ in range(len(committees[name][0]))])
     offset_units = b > OFFSET_BIAS
-    unit_shares = np.asarray(field_analysis.window_share(W, 10))
+    unit_shares = np.asarray(field_analysis.localization_share(W, n))
     c_shares = np.nanmean(np.where(offset_units, np.nan, unit_shares), axis=1)
     frob = np.linalg.norm(W.reshape(len(W), -1), axis=1)
     c_norm = float(frob[c_kinds == c_kinds[0]].mean())
@@ -348,5 +349,5 @@ def compare_fields(
         scores[name, "neuron fitted"] = neuron_scores(kj, task, fields, fit_scale=True, **kw)
         scores[name, "committee"] = committee_scores(kj, task, W, b, refit=True, **kw)
         scores[name, "detector"] = gaussian_detector_scores(kj, task, **kw)
-    shares = np.asarray(field_analysis.window_share(fields, 10))
+    shares = np.asarray(field_analysis.localization_share(fields, n))
     return FieldComparison(fields, kinds, norm, c_norm, c_kinds, offset_units.sum(axis=1), shares, c_shares, scores)

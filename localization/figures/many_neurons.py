@@ -16,8 +16,8 @@ two-dimensions chapters' figures (:mod:`localization.figures.ica`,
 * :func:`draw_fields` — one receptive field per panel: a curve for a ring, an image for a grid (the
   same call for both: the input shape decides);
 * :func:`draw_share_histograms` — the distribution of the window share
-  (:func:`localization.field_analysis.window_share`) of several populations, with the localization
-  threshold;
+  (:func:`localization.field_analysis.localization_share`) of several populations, with the book's
+  threshold of a localized field (:data:`localization.field_analysis.LOCALIZED_SHARE`);
 * :func:`draw_fig6`, :func:`draw_fig7` — the chapter's versions of paper Figs. 6 (left, centre) and 7
   on a figure they are given (subfigures);
 * :func:`draw_filter_gallery` — filters (or any fields) in rows of panels with a title.
@@ -56,8 +56,14 @@ __all__ = [
     "draw_filter_gallery",
 ]
 
-#: The chapter's ring size, the window of the share (a quarter of the ring) and the localization threshold.
-N, WINDOW, LOCALIZED = 40, 10, 0.8
+#: The chapter's ring size.
+N = 40
+#: The window of the share on that ring, :func:`localization.field_analysis.localization_window` (10 sites, a
+#: quarter of the ring): the book's definition, not a setting of this module.
+WINDOW = field_analysis.localization_window(N)
+#: Alias of :data:`localization.field_analysis.LOCALIZED_SHARE` (0.8), kept for the chapters that still import
+#: it from here; a field is localized when :func:`localization.field_analysis.is_localized` says so.
+LOCALIZED = field_analysis.LOCALIZED_SHARE
 #: Colour of each data family in the many-neuron figures.
 FAMILY_COLORS = {"Kur(10)": "C0", "Kur(4)": "C3", "Kur(30)": "C2"}
 #: Row titles of the chapter's Fig. 7 (data family → title).
@@ -160,7 +166,7 @@ def draw_fields(axes: Any, fields: ArrayLike, n: int | tuple[int, ...], *, color
 def draw_share_histograms(
     ax: Any,
     shares: Mapping[str, ArrayLike],
-    threshold: float,
+    threshold: float = field_analysis.LOCALIZED_SHARE,
     *,
     bins: int = 20,
     colors: Mapping[str, Any] | None = None,
@@ -174,7 +180,7 @@ def draw_share_histograms(
     shares : mapping of str to array_like
         Population name → its shares (values in [0, 1], any shape).
     threshold : float
-        The localization threshold, in (0, 1).
+        The threshold drawn dashed, in (0, 1) (default: the book's, a localized field's share).
     bins : int
         Bins on [0, 1].
     colors : mapping of str to colour, optional
@@ -206,12 +212,12 @@ def draw_share_histograms(
     return ax
 
 
-def draw_fig6(
-    fig: Any, shares: Mapping[str, ArrayLike], fields: Mapping[str, ArrayLike], n: int, threshold: float
-) -> Any:
+def draw_fig6(fig: Any, shares: Mapping[str, ArrayLike], fields: Mapping[str, ArrayLike], n: int) -> Any:
     """Draw paper Fig. 6 (left, centre) on ``fig``: each dataset's fields of one network, and the shares.
 
     The fields' panels share their axes: the site on the ring and the field over its largest absolute entry.
+    The histograms of the shares mark the book's threshold of a localized field
+    (:data:`localization.field_analysis.LOCALIZED_SHARE`, dashed).
 
     Parameters
     ----------
@@ -223,8 +229,6 @@ def draw_fig6(
         Dataset name → the fields of one network (a 2 × 5 block each); the names of ``shares``.
     n : int
         The ring size.
-    threshold : float
-        The localization threshold (dashed).
 
     Returns
     -------
@@ -240,7 +244,7 @@ def draw_fig6(
         sub.suptitle(f"SCM on {name}: the fields of one network", fontsize="medium")
     _label_fields(top, (n,))
     ax = bottom.subplots()
-    draw_share_histograms(ax, shares, threshold, colors=FAMILY_COLORS)
+    draw_share_histograms(ax, shares, colors=FAMILY_COLORS)
     ax.legend(loc="upper left")
     return ax
 
@@ -333,7 +337,8 @@ class Fig6Runs(NamedTuple):
         "Kur(10)", "Kur(4)" → the committee machines (8 initialisations each,
         :func:`localization.experiments.many_neurons.fig6_populations`).
     shares : dict of str to numpy.ndarray, each (8, 10)
-        The window share (:data:`WINDOW`) of every final field.
+        The share of every final field in its best quarter-ring window
+        (:func:`localization.field_analysis.localization_share`; localized above 0.8).
     """
 
     runs: dict[str, mn.PopulationRun]
@@ -360,9 +365,9 @@ def fig6_committee(scale: str = "chapter") -> Built:
     """
     check_scale(scale)
     runs = mn.fig6_populations(book.key("many_neurons", "fig6"))
-    shares = {name: np.asarray(field_analysis.window_share(r.final, WINDOW)) for name, r in runs.items()}
+    shares = {name: np.asarray(field_analysis.localization_share(r.final, N)) for name, r in runs.items()}
     fig = new_figure((plotting.COLUMN_WIDTH, 5.9), layout="constrained")
-    draw_fig6(fig, shares, {name: r.final[0] for name, r in runs.items()}, N, LOCALIZED)
+    draw_fig6(fig, shares, {name: r.final[0] for name, r in runs.items()}, N)
     return Built(fig, Fig6Runs(runs, shares))
 
 
@@ -370,7 +375,7 @@ def fig6_committee(scale: str = "chapter") -> Built:
 def fig7_two_layer(scale: str = "chapter") -> Built:
     """Draw paper Fig. 7: four fields of one two-layer network (trainable readout) per row.
 
-    Sigmoid on Kur(4) and on Kur(10) (lr 20; the paper's 80 diverges), ReLU with K = 100 on Kur(30) (the
+    Sigmoid on Kur(4) and on Kur(10) (lr 20; at the paper's 80 many networks diverge), ReLU with K = 100 on Kur(30) (the
     paper's settings); book key ``("many_neurons", "fig7")``. Chapter: 2 ReLU initialisations; paper: 1.
 
     Parameters

@@ -5,7 +5,9 @@ holding the chapter's settings (module constants) and key, its computation and i
 fields with :func:`localization.figures.many_neurons.draw_filter_gallery`):
 
 * :func:`fig1_committee` — the fields of a soft committee machine trained on a torus (and the
-  near-Gaussian control), with the box share of every field along training (:class:`Fig1Runs`);
+  near-Gaussian control), with the box share of every field along training (:class:`Fig1Runs`): the
+  share of the book's definition of a localized field,
+  :func:`localization.field_analysis.localization_share` (a box holding a quarter of the sites);
 * :func:`fig1_share_time` — that box share along training;
 * :func:`fig1_committee_record` — the fields of the recorded full-scale run (the paper's settings,
   ``book/data/fig1_full_scale.npz``).
@@ -27,7 +29,6 @@ from localization.figures.registry import Built, check_scale, new_figure, regist
 __all__ = [
     "SETTINGS",
     "BOX",
-    "box_side",
     "Fig1Runs",
     "fig1_committee",
     "draw_share_time",
@@ -39,24 +40,10 @@ __all__ = [
 SETTINGS = mn.FIG1_CHAPTER
 
 
-def box_side(shape: tuple[int, ...]) -> int:
-    """Return the side of the box of the share on a torus: a quarter of its first side, rounded up.
-
-    Parameters
-    ----------
-    shape : tuple of int
-        The torus (rows, cols).
-
-    Returns
-    -------
-    int
-        ``ceil(shape[0] / 4)`` (5 for the chapter's 20 × 20, 8 for the paper's 30 × 30, as recorded).
-    """
-    return -(-int(shape[0]) // 4)
-
-
-#: Side of the box of the share on the chapter's torus (5 sites).
-BOX = box_side(SETTINGS.shape)
+#: Side of the box of the share on the chapter's torus (10 sites): the book's definition,
+#: :func:`localization.field_analysis.localization_window` (a box holding a quarter of the sites: half the
+#: side on a 2-torus), not a setting of this module.
+BOX = field_analysis.localization_window(SETTINGS.shape)
 
 
 class Fig1Runs(NamedTuple):
@@ -68,7 +55,8 @@ class Fig1Runs(NamedTuple):
         "NLGP(100)" (and, at chapter scale, "NLGP(0.01)", the same network from the same initial
         weights and data stream) → the trained committee machine.
     share : dict of str to numpy.ndarray, each (C, K)
-        The box share (side :func:`box_side`) of every field of the first network at every checkpoint.
+        The box share (:func:`localization.field_analysis.localization_share`: a box holding a quarter of
+        the sites; localized above 0.8) of every field of the first network at every checkpoint.
     steps : numpy.ndarray, shape (C,)
         The checkpoints' SGD steps.
     """
@@ -100,9 +88,7 @@ def fig1_committee(scale: str = "chapter") -> Built:
     paper = check_scale(scale) == "paper"
     runs = {"NLGP(100)": mn.train_population(key, mn.FIG1_GRID)} if paper else mn.fig1_populations(key)
     share = {
-        name: np.stack(
-            [field_analysis.window_share(f, box_side(r.settings.shape), r.settings.shape) for f in r.fields[0]]
-        )
+        name: np.stack([field_analysis.localization_share(f, r.settings.shape) for f in r.fields[0]])
         for name, r in runs.items()
     }
     first = next(iter(runs.values()))
@@ -116,7 +102,9 @@ def fig1_committee(scale: str = "chapter") -> Built:
 
 
 def draw_share_time(ax: Any, steps: ArrayLike, share: Mapping[str, ArrayLike], box: int) -> Any:
-    """Draw the box share of every field along training: the median, and the range shaded.
+    """Draw the box share of every field along training: the median, the range shaded, and the threshold.
+
+    The threshold of a localized field (:data:`localization.field_analysis.LOCALIZED_SHARE`) is drawn dashed.
 
     Parameters
     ----------
@@ -143,6 +131,7 @@ def draw_share_time(ax: Any, steps: ArrayLike, share: Mapping[str, ArrayLike], b
         color = ("C0", "C3")[i] if i < 2 else f"C{i}"
         ax.fill_between(steps, s.min(axis=1), s.max(axis=1), color=color, alpha=0.2, lw=0)
         ax.plot(steps, np.median(s, axis=1), color=color, lw=1.8, label=name)
+    ax.axhline(field_analysis.LOCALIZED_SHARE, color="0.3", ls="--", lw=1.0, label="localized above")
     ax.set_xlabel("SGD step")
     ax.set_ylabel(f"box share $s_{{{box}}}$")
     ax.set_ylim(0, 1)
@@ -174,7 +163,7 @@ def fig1_share_time(scale: str = "chapter", *, runs: Fig1Runs | None = None) -> 
     elif not isinstance(runs, Fig1Runs):
         raise TypeError(f"runs must be a Fig1Runs (fig1_committee().data), got {type(runs).__name__}")
     fig = new_figure((plotting.COLUMN_WIDTH, 3.0), layout="constrained")
-    box = box_side(next(iter(runs.runs.values())).settings.shape)
+    box = field_analysis.localization_window(next(iter(runs.runs.values())).settings.shape)
     draw_share_time(fig.subplots(), runs.steps, runs.share, box)
     return Built(fig, runs)
 
