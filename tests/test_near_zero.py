@@ -5,6 +5,7 @@ their records say (``experiments.near_zero_summary``)."""
 import json
 import math
 
+import jax
 import numpy as np
 import pytest
 
@@ -157,3 +158,12 @@ def test_validation_of_the_runs():
         nz.batch_scan_seed(0, nz.NEAR_ZERO)
     with pytest.raises(TypeError, match="settings"):
         nz.near_zero_record(nz.BATCH_SCAN)
+
+
+def test_record_commands_refuse_an_unknown_name_or_settings_of_another_kind():
+    with pytest.raises(ValueError, match="name must be one of"):
+        nz.write_named_record("near_one")
+    with pytest.raises(TypeError, match="settings must be a NearZeroSettings"):
+        nz.near_zero_run(jax.random.key(0), nz.BATCH_SCAN)
+    with pytest.raises(TypeError, match="settings must be a BatchScanSettings"):
+        nz.batch_scan_record(nz.NEAR_ZERO)
