@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from localization import page
 from localization import validation as v
 
 __all__ = [
@@ -171,8 +172,6 @@ def claim(claim_id: str, value: Any, op: str, bound: Any, *, says: str, loose: s
     TypeError, ValueError
         A malformed id, value, operator or bound.
     """
-    from localization import book
-
     if not isinstance(claim_id, str) or not _ID.match(claim_id):
         raise ValueError(f"claim_id must be lower-case words joined by hyphens, got {claim_id!r}")
     if not isinstance(says, str) or not says.strip():
@@ -182,7 +181,7 @@ def claim(claim_id: str, value: Any, op: str, bound: Any, *, says: str, loose: s
     value = _scalar("value", value)
     bound = _check_bound(op, bound)
     holds = _holds(value, op, bound)
-    seed = book.seed()
+    seed = page.seed()
     log = os.environ.get(LOG_ENV, "").strip()
     if log:
         line = {
@@ -199,11 +198,37 @@ def claim(claim_id: str, value: Any, op: str, bound: Any, *, says: str, loose: s
         with open(log, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(line) + "\n")
     mark = "\u2714" if holds else "\u2718"
-    book.show_measured(f"{mark} {claim_id}: {_format(value)} {op} {_format(bound)} (seed {seed})")
+    page.show_measured(
+        f"{mark} {claim_id}: {_format(value)} {op} {_format(bound)} (seed {seed})",
+        sentence(claim_id, says, value, op, bound, seed, holds),
+    )
     if not holds and os.environ.get(KEEP_GOING_ENV, "") != "1":
         stated = f"{_format(value)} {op} {_format(bound)}"
         raise AssertionError(f"claim {claim_id!r} does not hold for seed {seed}: {stated} is false ({says})")
     return value
+
+
+def sentence(claim_id: str, says: str, value, op: str, bound, seed: int, holds: bool) -> str:
+    """Write a claim's verdict as the page shows it: its statement, then the measurement behind it.
+
+    "✔ The SGD drift … within 2.5 ‖s.e.‖ — measured 0.849 < 2.5 (seed 0, claim ``gauss-drift-mc``)",
+    with the statement's equation references numbered (:func:`localization.page.with_references`).
+
+    Parameters
+    ----------
+    claim_id, says, value, op, bound, seed, holds
+        As :func:`claim` checked them.
+
+    Returns
+    -------
+    str
+        MyST Markdown.
+    """
+    statement = page.with_references(says.strip())
+    statement = statement[0].upper() + statement[1:]
+    mark = "\u2714" if holds else "\u2718 (fails)"
+    measured = f"{_format(value)} {_bound_text(op, bound)}"
+    return f"{mark} {statement} \u2014 measured {measured} (seed {seed}, claim `{claim_id}`)"
 
 
 _CLAIM_CALL = re.compile(r"""\bclaim\(\s*f?["']([a-z0-9{][^"']*)["']""")
@@ -427,8 +452,6 @@ def glue_range(name: str, claim_id: str, fmt: str = ".3g", records: dict[str, di
     str
         The glued text.
     """
-    from localization import book
-
     try:
         low, high, count = observed_range(claim_id, records)
     except KeyError:
@@ -436,10 +459,10 @@ def glue_range(name: str, claim_id: str, fmt: str = ".3g", records: dict[str, di
             raise
         # the sweep that writes the record executes the chapter before the claim is in it
         text = "(not yet recorded)"
-        book.glue_measured(name, text)
+        page.glue_measured(name, text)
         return text
     text = f"{low:{fmt}}\u2013{high:{fmt}} over {count} seeds"
-    book.glue_measured(name, text)
+    page.glue_measured(name, text)
     return text
 
 
@@ -488,7 +511,13 @@ def markdown_tables(rows: list[ClaimSummary], book_dir: str | os.PathLike) -> di
         margin = "constant" if math.isinf(row.margin) else f"{row.margin:.1f} sd"
         stale = " (chapter changed since the record)" if row.stale else ""
         observed = f"{_format(row.low)} to {_format(row.high)} ({row.development} dev., {row.held_out} held-out)"
-        cells = [f"{link}: {row.says}{stale}", _bound_text(row.op, row.bound), observed, margin, _status(row)]
+        cells = [
+            f"{link}: {page.with_references(row.says)}{stale}",
+            _bound_text(row.op, row.bound),
+            observed,
+            margin,
+            _status(row),
+        ]
         line = "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
         if row.chapter not in tables:
             tables[row.chapter] = "| claim | bound | observed | margin | status |\n| --- | --- | --- | --- | --- |\n"

@@ -210,7 +210,8 @@ def _chapter_cells():
 def test_every_check_is_folded_with_its_result_shown():
     """One convention for checks (issue 25): a check cell is tagged ``check`` and ``hide-input`` (the
     site folds its code and shows what it printed), never ``hide-cell``/``hide-output``/``remove-*``,
-    and it prints its result (a line starting "check passed")."""
+    and it shows its verdict: a sentence (``book.passed``) or a measured claim's (``book.claim``), each
+    rendered from the one statement the cell writes (issue 34: no comment/says/print triple)."""
     checks = 0
     for name, cell in _chapter_cells():
         tags = cell.metadata.get("tags", [])
@@ -221,7 +222,9 @@ def test_every_check_is_folded_with_its_result_shown():
         assert "hide-input" in tags, f"{name}: check not folded {tags}\n{cell.source[:200]}"
         hidden = {"hide-cell", "hide-output", "remove-cell", "remove-output", "remove-input"}
         assert not hidden & set(tags), f"{name}: check hides its result {tags}\n{cell.source[:200]}"
-        assert "check passed" in cell.source, f"{name}: a check that prints no result\n{cell.source[:200]}"
+        shows = "book.passed(" in cell.source or "book.claim(" in cell.source
+        assert shows, f"{name}: a check that shows no verdict\n{cell.source[:200]}"
+        assert "check passed" not in cell.source, f"{name}: a verdict printed, not shown\n{cell.source[:200]}"
     assert checks > 150, checks
 
 
@@ -231,3 +234,35 @@ def test_every_explorer_source_is_folded():
     assert len(explorers) >= 7
     for name, tags in explorers:
         assert {"widget", "hide-input", "nbval-ignore-output"} <= set(tags), (name, tags)
+
+
+def test_a_verdict_is_one_sentence_with_numbered_equation_references(monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj, raw, metadata=None: shown.append((obj, metadata)))
+    book.passed("Eq. (gauss-flow) = -d/dw Eq. (eq-gauss-loss); Eqs. (amp-loss) and (amp-grad) hold")
+    ((data, meta),) = shown
+    # nbval compares the plain form; the page shows the Markdown, whose roles Sphinx numbers and links
+    assert data["text/plain"].startswith("check passed: Eq. (gauss-flow) = -d/dw")
+    assert data["text/markdown"] == (
+        "\u2714 {eq}`eq-gauss-flow` = -d/dw {eq}`eq-gauss-loss`; {eq}`eq-amp-loss` and {eq}`eq-amp-grad` hold"
+    )
+    assert not book.is_measured_output({"metadata": meta or {}})
+    with pytest.raises(ValueError, match=r"Eq\. \(gauss-nothing\)"):
+        book.passed("Eq. (gauss-nothing) holds")
+    with pytest.raises(ValueError, match="non-empty"):
+        book.passed("  ")
+    with pytest.raises(TypeError, match="statement must be a str"):
+        book.passed(3)
+
+
+def test_a_claim_shows_its_statement_then_its_measurement(monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj, raw, metadata=None: shown.append((obj, metadata)))
+    monkeypatch.setenv(book.SEED_ENV, "7")
+    book.claim("test-drift", 0.849, "<", 2.5, says="the drift equals Eq. (gauss-flow) within 2.5 s.e.")
+    ((data, meta),) = shown
+    assert book.is_measured_output({"metadata": meta})  # the value depends on the seed: never compared
+    assert data["text/markdown"] == (
+        "\u2714 The drift equals {eq}`eq-gauss-flow` within 2.5 s.e. \u2014 measured 0.849 < 2.5 "
+        "(seed 7, claim `test-drift`)"
+    )
