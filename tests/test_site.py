@@ -710,8 +710,8 @@ MEASURE_CHECKS = """(() => {
             folded: !!input && !input.checkVisibility(),
             result: output ? output.innerText.trim().split('\\n')[0].slice(0, 80) : '',
             shown: !!output && output.checkVisibility() && output.getBoundingClientRect().height > 0,
-            tick: !!pre && (getComputedStyle(pre, '::before').content.includes('\u2714')
-                            || pre.textContent.trim().startsWith('\u2714')),
+            tick: !!output && (output.innerText.trim().startsWith('\u2714')
+                               || (!!pre && getComputedStyle(pre, '::before').content.includes('\u2714'))),
             summary: label(cell.querySelector('details > summary p.collapsed'))};
   });
   const details = Array.from(document.querySelectorAll('.bd-article div.cell.tag_check details'));
