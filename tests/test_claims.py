@@ -4,6 +4,7 @@ against their record: every claim a chapter states was recorded under the ten de
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -349,3 +350,21 @@ def test_read_revisions_refuses_an_entry_without_its_fields(tmp_path):
     path.write_text("- a\n")
     with pytest.raises(ValueError, match="list 'revisions'"):
         claims.read_revisions(path)
+
+
+def test_the_claims_page_has_one_section_per_chapter_in_book_order():
+    """The claims page (issue 34): a heading per chapter with claims, titled as the chapter, in the
+    order of the table of contents, each showing that chapter's table, so that the contents sidebar
+    lists them."""
+    import yaml
+
+    toc = yaml.safe_load((BOOK.parent / "_toc.yml").read_text(encoding="utf-8"))
+    order = [Path(toc["root"]).name] + [Path(c["file"]).name for p in toc["parts"] for c in p["chapters"]]
+    with_claims = [c for c in order if c in claims.read_records()]
+    page = (BOOK / "claims.md").read_text(encoding="utf-8")
+    sections = re.findall(
+        r"^## (.+)\n\n```\{code-cell\} ipython3\n:tags: \[remove-input\]\n\nshow_table\(\"(\w+)\"\)", page, re.M
+    )
+    assert [chapter for _, chapter in sections] == with_claims
+    for title, chapter in sections:
+        assert re.search(rf"^# {re.escape(title)}$", (BOOK / f"{chapter}.md").read_text(encoding="utf-8"), re.M)
