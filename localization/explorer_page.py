@@ -28,7 +28,22 @@ _SCRIPT = """
   const state = spec.controls.map((c) => c.default);
   const applies = (c) => Object.entries(c.when).every(([s, ok]) =>
     ok.includes(spec.controls[spec.names.indexOf(s)].values[state[spec.names.indexOf(s)]]));
-  function update() {
+  // The site moves the frames to a script file of their own (data-frames, _ext/explorer_frames.py),
+  // loaded when the reader first moves a control: the page stays light. A <script> loads offline too.
+  let loading = null;
+  root.locSpec = spec;
+  root.locLoad = () => {
+    if (spec.frames) return Promise.resolve(spec);
+    loading = loading || new Promise((resolve, reject) => {
+      const tag = document.createElement('script');
+      tag.src = root.dataset.frames;
+      tag.onload = () => { spec.frames = window.locExplorerFrames[root.id]; resolve(spec); };
+      tag.onerror = () => reject(new Error('explorer frames not found: ' + tag.src));
+      document.head.appendChild(tag);
+    });
+    return loading;
+  };
+  function render() {
     const shown = [];
     spec.controls.forEach((c, i) => {
       const box = root.querySelector('[data-control="' + c.name + '"]');
@@ -45,9 +60,16 @@ _SCRIPT = """
       }
       if (on) shown.push(c.description + ' = ' + c.labels[state[i]]);
     });
-    img.src = spec.frames[state.join('-')];
-    img.alt = spec.alt + ' Settings: ' + shown.join(', ') + '.';
     caption.textContent = shown.join(', ');
+    return shown;
+  }
+  function update() {
+    const shown = render(), stops = state.join('-');
+    root.locReady = root.locLoad().then(() => {
+      if (state.join('-') !== stops) return;  // a later move owns the picture
+      img.src = spec.frames[stops];
+      img.alt = spec.alt + ' Settings: ' + shown.join(', ') + '.';
+    });
   }
   spec.controls.forEach((c, i) => {
     const box = root.querySelector('[data-control="' + c.name + '"]');
@@ -57,7 +79,8 @@ _SCRIPT = """
       box.querySelectorAll('button').forEach((b, j) => b.addEventListener('click', () => { state[i] = j; update(); }));
     }
   });
-  update();
+  render();
+  root.locReady = Promise.resolve();
 })();
 """
 

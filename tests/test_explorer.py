@@ -295,3 +295,41 @@ def test_png_draws_at_the_dpi_and_in_the_colours_asked():
     with pytest.raises(ValueError, match="dpi must be positive, got 0"):
         rasterise.FrameDrawer(dpi=0)
     plt.close(fig)
+
+
+def test_the_site_moves_explorer_frames_to_a_script_loaded_on_first_use(monkeypatch, tmp_path):
+    """_ext/explorer_frames.py (issue 34: pages under 1.5 MB): after the build, an explorer's frames
+    leave the page for ``_static/explorers/<page>--<id>.js``; the page keeps the default picture, the
+    controls and the spec without frames, and names the script in ``data-frames``. A second pass
+    changes nothing."""
+    import importlib.util
+    from pathlib import Path
+
+    spec_file = Path(__file__).resolve().parents[1] / "_ext" / "explorer_frames.py"
+    module_spec = importlib.util.spec_from_file_location("explorer_frames", spec_file)
+    frames_ext = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(frames_ext)
+
+    monkeypatch.setenv(explorer.STATIC_WIDGETS_ENV, "frames")
+    monkeypatch.delenv(explorer.FRAMES_LOG_ENV, raising=False)
+    shown = _capture_display(monkeypatch)
+    explorer.explore(_figure([]), alt=ALT, when=WHEN, scale=2.0, **_controls())
+    (html,) = shown
+    before = json.loads(re.search(r'<script type="application/json">(.*?)</script>', html.data, re.S).group(1))
+    page = tmp_path / "book" / "chapter.html"
+    page.parent.mkdir()
+    page.write_text(f"<html><body>{html.data}</body></html>", encoding="utf-8")
+    assert frames_ext.externalise(page, tmp_path) == 1
+    text = page.read_text(encoding="utf-8")
+    after = json.loads(re.search(r'<script type="application/json">(.*?)</script>', text, re.S).group(1))
+    assert "frames" not in after and after == {k: v for k, v in before.items() if k != "frames"}
+    address = re.search(r'data-frames="([^"]+)"', text).group(1)
+    ident = re.search(r'class="loc-explorer" id="([^"]+)"', text).group(1)
+    assert address == f"../_static/explorers/book--chapter--{ident}.js"
+    script = (page.parent / address).read_text(encoding="utf-8")
+    prefix = f"(window.locExplorerFrames = window.locExplorerFrames || {{}})[{json.dumps(ident)}] = "
+    assert script.startswith(prefix)
+    assert json.loads(script[len(prefix) :].rstrip().rstrip(";")) == before["frames"]
+    assert re.search(r'<img src="([^"]+)"', text).group(1) == before["frames"]["0-1-2"]  # the default stays
+    assert len(text) < len(html.data) / 2
+    assert frames_ext.externalise(page, tmp_path) == 0 and page.read_text(encoding="utf-8") == text

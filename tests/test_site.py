@@ -668,12 +668,11 @@ def test_no_absolute_file_path_in_a_page(page):
     assert not found, f"{page}: absolute file paths: {found[:5]}"
 
 
-# Pages are read on phones: the HTML of a page plus the images it loads stays under this size. Measured
-# on 2026-11-27 (issue 25): 0.1-2.3 MB per page before (explorer HTML leaked as text: +0.3-0.8 MB on
-# seven pages); with 2x figures and 2x explorer frames the heaviest pages of a fresh-clone build are
-# effective_dynamics 2.85 MB, simulation 2.74 MB, data 2.34 MB (the rest under 1.9 MB). The cap is
-# about 1.25 times the heaviest: a leak or a figure saved uncompressed exceeds it.
-PAGE_BYTES_CAP = 3_600_000
+# Pages are read on phones: the HTML of a page plus the images it loads stays under this size (issue
+# 34). Measured on 2026-11-27 (issue 25): 0.1-2.3 MB per page before (explorer HTML leaked as text);
+# with 2x figures and 2x explorer frames in the page the heaviest reached 2.85 MB. Explorer frames now
+# load when the reader first moves a control (_ext/explorer_frames.py), not with the page.
+PAGE_BYTES_CAP = 1_500_000
 
 
 def _page_bytes(page: str) -> int:
@@ -799,10 +798,13 @@ def test_explorers_have_one_width_and_show_the_picture_before_the_source(browser
 
 
 # Explorers (localization.explorer): the frames and rules of each one, and what its page shows now.
-EXPLORER_SPECS = """Array.from(document.querySelectorAll('.loc-explorer'), (e) =>
-  ({id: e.id, spec: JSON.parse(e.querySelector('script[type="application/json"]').textContent)}))"""
-EXPLORER_STATE = """((id) => {
+# An explorer's frames load with its first move (_ext/explorer_frames.py): the spec is read once they
+# are in, and a state is read once the picture of the last move is shown.
+EXPLORER_SPECS = """Promise.all(Array.from(document.querySelectorAll('.loc-explorer'), async (e) =>
+  ({id: e.id, spec: await e.locLoad()})))"""
+EXPLORER_STATE = """(async (id) => {
   const root = document.getElementById(id);
+  await root.locReady;
   return {src: root.querySelector('img').getAttribute('src'),
           shown: root.querySelector('.loc-explorer-values').textContent,
           controls: Array.from(root.querySelectorAll('[data-control]'), (box) => {
