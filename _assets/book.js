@@ -3,11 +3,11 @@
  * - Checks: a page with check cells (folded, their result shown) gets one control before its first
  *   check: "Unfold all checks" / "Fold all checks".
  * - Tables: every body cell gets data-label, the text of its column's header, so that on a phone
- *   (book.css, max-width 600px) the rows stack into cards, each value under its column's name.
- * - Figures: every figure image (and explorer picture) sits in its own frame; where the screen is
- *   narrower than the figure's natural size the frame scrolls sideways (with a cue) instead of
- *   shrinking the figure, so that figure text stays as large as the caption and the page never
- *   scrolls sideways.
+ *   (book.css, max-width 600px) the rows of a list of records (errata, scorecard, claims: class
+ *   loc-cards) stack into cards, each value under its column's name; other tables stay tables.
+ * - Figures: every figure image (and explorer picture) fits the column; a tap (or Enter) opens it at
+ *   its full size over the page, so that on a phone the whole figure is seen at once and its text can
+ *   still be read at full size (issue 34).
  */
 (function () {
   "use strict";
@@ -43,6 +43,8 @@
     first.parentNode.insertBefore(bar, first);
   }
 
+  var RECORD_LISTS = "section#errata, section#the-paper-s-scorecard, section#how-sure-is-each-claim";
+
   function tableLabels() {
     document.querySelectorAll(".bd-article table").forEach(function (table) {
       var head = table.querySelector("thead tr");
@@ -58,39 +60,65 @@
         });
       });
       table.classList.add("loc-labelled");
+      // Only a table that is a list of records (an erratum, a verdict, a claim: prose in every row)
+      // stacks into cards on a phone; a numeric table stays a table and scrolls inside its box.
+      if (table.closest(RECORD_LISTS)) table.classList.add("loc-cards");
     });
   }
 
-  var frames = [];
+  // Figures fit the column (book.css); one drawn wider than the screen shows its text smaller, so a
+  // tap on any figure or explorer picture opens it at its full size over the page (scrollable, closed
+  // by a tap, the close button or Escape).
+  var viewer = null;
 
-  function figureFrames() {
+  function closeViewer() {
+    if (!viewer) return;
+    viewer.remove();
+    viewer = null;
+    document.documentElement.classList.remove("loc-viewing");
+  }
+
+  function openViewer(img) {
+    closeViewer();
+    viewer = document.createElement("div");
+    viewer.className = "loc-viewer";
+    viewer.setAttribute("role", "dialog");
+    viewer.setAttribute("aria-label", "Figure at full size");
+    var close = document.createElement("button");
+    close.type = "button";
+    close.className = "loc-viewer-close";
+    close.textContent = "\u00d7 Close";
+    var big = document.createElement("img");
+    big.src = img.currentSrc || img.src;
+    big.alt = img.alt;
+    // the picture's own size in CSS pixels (a 2x figure declares it as its width attribute)
+    var width = parseFloat(img.getAttribute("width")) || img.naturalWidth;
+    if (width) big.style.width = width + "px";
+    viewer.appendChild(close);
+    viewer.appendChild(big);
+    viewer.addEventListener("click", closeViewer);
+    document.body.appendChild(viewer);
+    document.documentElement.classList.add("loc-viewing");
+    close.focus();
+  }
+
+  function figureViewer() {
     document.querySelectorAll(".bd-article figure img, .bd-article .loc-explorer img").forEach(function (img) {
-      if (img.parentNode.classList.contains("loc-figure-frame")) return;
-      var frame = document.createElement("div");
-      frame.className = "loc-figure-frame";
-      img.parentNode.insertBefore(frame, img);
-      frame.appendChild(img);
-      var cue = document.createElement("p");
-      cue.className = "loc-figure-cue";
-      cue.textContent = "\u21c6 The figure is wider than the screen: scroll it sideways (or turn the phone).";
-      frame.parentNode.insertBefore(cue, frame.nextSibling);
-      frames.push(frame);
-      img.addEventListener("load", markScrolling);
+      img.classList.add("loc-zoomable");
+      img.setAttribute("tabindex", "0");
+      img.setAttribute("title", "Open at full size");
+      img.addEventListener("click", function () { openViewer(img); });
+      img.addEventListener("keydown", function (e) {
+        if (e.key === "Enter" || e.key === " ") { e.preventDefault(); openViewer(img); }
+      });
     });
-    markScrolling();
-  }
-
-  function markScrolling() {
-    frames.forEach(function (frame) {
-      frame.classList.toggle("loc-scrolls", frame.scrollWidth > frame.clientWidth + 1);
-    });
+    document.addEventListener("keydown", function (e) { if (e.key === "Escape") closeViewer(); });
   }
 
   function ready() {
     checksControl();
     tableLabels();
-    figureFrames();
-    window.addEventListener("resize", markScrolling);
+    figureViewer();
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", ready);

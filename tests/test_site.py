@@ -535,17 +535,16 @@ def test_figures_are_drawn_at_twice_their_size(browser, page):
     assert not soft, f"{page}: figures drawn at less than 2x:\n" + "\n".join(soft)
 
 
-@pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("page", PAGE_PARAMS)
-def test_figure_text_is_not_smaller_than_captions(browser, page, width):
+def test_figure_text_is_not_smaller_than_captions(browser, page):
     """Figures are drawn with text of at least plotting.FONT_SIZE points at plotting.FIGURE_DPI, that is
     FONT_SIZE * FIGURE_DPI / 72 CSS pixels at the figure's natural CSS size (its width attribute for a
-    2x figure, else its pixel width); shown scaled down by s, the text is s times smaller. At 1280 and
-    at 400 px no figure or explorer frame is shown so small that its text falls below the caption text
-    of the page (on a phone a wide figure keeps its size in a frame that scrolls sideways)."""
+    2x figure, else its pixel width); shown scaled down by s, the text is s times smaller. At 1280 px
+    no figure or explorer frame is shown so small that its text falls below the caption text of the
+    page. (On a phone a figure fits the column and opens at full size when tapped: the next test.)"""
     from localization import plotting
 
-    figures = measured(browser, page, width)["figures"]
+    figures = measured(browser, page, 1280)["figures"]
     natural_text = plotting.FONT_SIZE * plotting.FIGURE_DPI / 72
     small = []
     for f in figures:
@@ -559,7 +558,48 @@ def test_figure_text_is_not_smaller_than_captions(browser, page, width):
         if not small:
             pytest.fail(f"{page} now passes: remove it from WIDE_FIGURES_PENDING")
         pytest.xfail("\n".join(small))
-    assert not small, f"{page} at {width} px:\n" + "\n".join(small)
+    assert not small, f"{page} at 1280 px:\n" + "\n".join(small)
+
+
+# Each figure and explorer picture on a phone: whether it is seen whole (inside the article's column,
+# no sideways scrolling) and, tapped, the width the full-size viewer shows it at (book.js).
+MEASURE_WHOLE_FIGURES = """(() => {
+  const column = document.querySelector('.bd-article').getBoundingClientRect();
+  return Array.from(document.querySelectorAll('.bd-article figure img, .bd-article .loc-explorer img'), (img) => {
+    const r = img.getBoundingClientRect();
+    let box = img.parentElement, clipped = false;
+    for (; box && box !== document.body; box = box.parentElement)
+      if (box.scrollWidth > box.clientWidth + 1 && getComputedStyle(box).overflowX !== 'visible') clipped = true;
+    img.click();
+    const big = document.querySelector('.loc-viewer > img');
+    const viewer = big ? big.getBoundingClientRect().width : 0;
+    document.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape'}));
+    return {src: (img.getAttribute('src') || '').split('/').pop().slice(0, 16),
+            explorer: !!img.closest('.loc-explorer'), figure: (img.closest('figure') || {}).id || '',
+            left: r.left - column.left, right: column.right - r.right, clipped, viewer,
+            declared: parseFloat(img.getAttribute('width'))
+                      || (/px$/.test(img.style.width) ? parseFloat(img.style.width) : 0) || img.naturalWidth,
+            closed: !document.querySelector('.loc-viewer')};
+  });
+})()"""
+
+
+@pytest.mark.parametrize("page", PAGE_PARAMS)
+def test_on_a_phone_every_figure_is_seen_whole_and_opens_at_full_size(browser, page):
+    """At 400 px every figure and explorer picture is inside the column, whole (no frame that scrolls
+    it sideways), and a tap opens it at its full size (the viewer shows it at its natural CSS width,
+    where its text is as large as it was drawn); Escape closes the viewer."""
+    browser.open(page, 400)
+    wrong = []
+    for f in browser.evaluate(MEASURE_WHOLE_FIGURES):
+        where = _name(f)
+        if f["left"] < -1 or f["right"] < -1 or f["clipped"]:
+            wrong.append(f"{where}: not seen whole ({f['left']:.0f} px left, {f['right']:.0f} px right)")
+        if abs(f["viewer"] - f["declared"]) > 1:
+            wrong.append(f"{where}: the viewer shows {f['viewer']:.0f} px of a {f['declared']:.0f} px figure")
+        if not f["closed"]:
+            wrong.append(f"{where}: Escape does not close the viewer")
+    assert not wrong, f"{page} at 400 px:\n" + "\n".join(wrong[:10])
 
 
 # The page's layout: how wide the document is against the window (and, if wider, the outermost
@@ -604,8 +644,18 @@ MEASURE_LAYOUT = """(() => {
                  - parseFloat(getComputedStyle(holder).paddingRight);
     const head = (table.querySelector('th') || table).textContent.trim().replace(/\\s+/g, ' ').slice(0, 30);
     const problems = [];
-    if (table.scrollWidth > room + 1 || r.width > room + 1)
+    // A list of records (loc-cards) stacks into cards on a phone and must fit; any other table stays a
+    // table, and may scroll sideways inside its own box (the theme's scroll container) if it must.
+    const cards = table.classList.contains('loc-cards');
+    const scroller = table.closest('.pst-scrollable-table-container');
+    const scrolls = !cards && !!scroller && getComputedStyle(scroller).overflowX === 'auto'
+                    && scroller.getBoundingClientRect().width <= room + 1;
+    if (!scrolls && (table.scrollWidth > room + 1 || r.width > room + 1))
       problems.push(`${Math.round(Math.max(r.width, table.scrollWidth))} px wide in ${Math.round(room)} px`);
+    const row = table.querySelector('tbody > tr');
+    const stacked = !!row && getComputedStyle(row).display === 'block';
+    if (stacked !== (cards && win <= 600))
+      problems.push(stacked ? 'a table of values stacked into cards' : 'a list of records not stacked into cards');
     for (const cell of table.querySelectorAll('td, th')) {
       let hidden = false;  // a visually hidden header row (book.css, on a phone) is not a column
       for (let a = cell; a && a !== table; a = a.parentElement) {
@@ -650,8 +700,9 @@ def test_no_code_block_scrolls_sideways(browser, page, width):
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_tables_fit_their_column(browser, page, width):
-    """No table is wider than its container, no cell's content spills out and no column is squeezed
-    to a few letters, at 1280 px (tables wrap) and at 400 px (rows stack into cards)."""
+    """No table is wider than its container (a table of values on a phone may scroll inside its own
+    box), no cell's content spills out and no column is squeezed to a few letters, at 1280 px (tables
+    wrap) and at 400 px, where only lists of records (errata, scorecard, claims) stack into cards."""
     tables = measured(browser, page, width)["layout"]["tables"]
     assert not tables, f"{page} at {width} px:\n" + "\n".join(tables[:15])
 
