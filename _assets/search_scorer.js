@@ -6,8 +6,9 @@
  *
  * Ranking: a reader who types words wants the chapters that discuss them. Sphinx scores a match
  * in an API object's name (11 + 5 for a function) above a match in a chapter's text (5) or title
- * (15), so "kurtosis" or "IPR" listed a dozen functions before the chapters. Here every chapter
- * and reference page ranks first, then the API pages' text, then API objects, unless the query
+ * (15), so "kurtosis" or "IPR" listed a dozen functions before the chapters. Here the chapters rank
+ * first, then the reference pages (errata, scorecard, claims, notation, ...: they mention every
+ * chapter's words), then the API pages' text, then API objects, unless the query
  * looks like code (a dotted or underscored name such as `metrics.ipr` or `excess_kurtosis`), when
  * Sphinx's own order is kept.
  *
@@ -15,6 +16,9 @@
  * contents list and toolbar came first. Here the text of the article only is used, and each
  * formula is written as readable text (1/N, ξ₀ stays ξ_0, \frac{a}{b} becomes (a)/(b)).
  */
+
+// The Reference part of the table of contents (_toc.yml) other than the API pages.
+const REFERENCE_PAGES = /^book\/(errata|scorecard|claims|notation|open_questions|reproducibility|bibliography)(\/|$)/;
 
 var Scorer = {
   // Sphinx's defaults, kept for the parts of the score computed before `score` is applied.
@@ -34,6 +38,9 @@ var Scorer = {
     if (/[._]/.test(query)) return score;
     if (descr) return score - 1000;
     if (docname.startsWith("book/api/")) return score - 500;
+    // The reference pages (errata, scorecard, claims, notation...) mention every chapter's words; the
+    // chapter that is about a word comes first.
+    if (REFERENCE_PAGES.test(docname)) return score - 200;
     return score;
   },
 };

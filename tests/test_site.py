@@ -980,3 +980,38 @@ def test_every_explorer_changes_its_figure_when_a_control_is_moved(browser):
             failures.append(driven["failure"])
     assert not failures, "\n".join(failures)
     assert found >= 5, f"only {found} explorers on the site"
+
+
+# The site's search (Sphinx's, offline, with _assets/search_scorer.js): the result list once the search
+# has finished, as page addresses relative to the site.
+SEARCH_RESULTS = """(async () => {
+  for (let i = 0; i < 200; i += 1) {
+    const summary = document.querySelector('#search-results .search-summary');
+    if (summary && /found|did not match/i.test(summary.textContent)) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return Array.from(document.querySelectorAll('#search-results ul.search > li > a:first-of-type'),
+                    (a) => a.getAttribute('href').split('#')[0].replace(/\\.html$/, ''));
+})()"""
+
+# A word and the chapter that is about it.
+SEARCH_QUERIES = {"Gabor": "book/gabor", "Ising": "book/data", "hypercube": "book/hypercube", "kurtosis": None}
+
+
+@pytest.mark.parametrize("query", sorted(SEARCH_QUERIES))
+def test_search_ranks_the_chapter_about_a_word_first(browser, query):
+    """Searching a word the book is about lists a chapter first (the one about it, where there is one),
+    above the reference pages (errata, scorecard, claims, notation...) and the API pages that mention it."""
+    browser.events = []
+    browser.call("Page.navigate", url=(SITE / "search.html").as_uri() + f"?q={query}")
+    browser.wait_for("Page.loadEventFired")
+    results = browser.evaluate(SEARCH_RESULTS)
+    assert results, f"no result for {query!r}"
+    chapters = {p for p in PAGES if p.startswith("book/") and "/" not in p[5:]} - {
+        f"book/{name}"
+        for name in ("errata", "scorecard", "claims", "notation", "open_questions", "reproducibility", "bibliography")
+    }
+    expected = SEARCH_QUERIES[query]
+    assert results[0] in chapters, f"{query!r}: first result {results[0]} is not a chapter: {results[:6]}"
+    if expected:
+        assert results[0] == expected, f"{query!r}: first result {results[0]}, expected {expected}: {results[:6]}"
