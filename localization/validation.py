@@ -281,6 +281,35 @@ def require_float64(name: str, dtype: Any) -> None:
         )
 
 
+def float64(name: str, value: Any) -> jax.Array:
+    """Return ``value`` as a float64 JAX array: the library's one rule for float64 computations.
+
+    With JAX's 64-bit mode off, ``jnp.asarray(x, dtype=jnp.float64)`` warns and returns float32; every
+    float64 computation of the library asks through here instead, and refuses (:func:`require_float64`).
+
+    Parameters
+    ----------
+    name : str
+        What is converted (named in the message).
+    value : array-like
+        A real array or scalar (not checked for finiteness: it may be a tracer).
+
+    Returns
+    -------
+    jax.Array
+        ``value`` as float64.
+
+    Raises
+    ------
+    ValueError
+        JAX's 64-bit mode is off: call ``localization.enable_float64()`` first.
+    """
+    import jax.numpy as jnp
+
+    require_float64(name, np.float64)
+    return jnp.asarray(value, dtype=jnp.float64)
+
+
 def float_array(name: str, value: Any, ndim_min: int = 1, last_dim: int | None = None) -> np.ndarray | jax.Array:
     """Return ``value`` if it is a real (floating or integer) array with at least ``ndim_min`` axes.
 

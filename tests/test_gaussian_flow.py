@@ -207,3 +207,20 @@ def test_covariances_that_are_not_positive_semidefinite_are_refused_by_every_fun
         with pytest.raises(ValueError, match="valid: >= .*up to rounding"):
             call(cov0, indefinite)
         call(cov0, cov1)  # the book's covariances pass (their smallest eigenvalues are rounding-level)
+
+
+def test_float64_theory_refuses_to_run_in_32_bit_mode():
+    """One precision rule (issue 34): with JAX's 64-bit mode off, the float64 theory raises a clear
+    error (as the samplers do for dtype=float64) instead of warning and computing in float32."""
+    n = 8
+    cov = np.eye(n)
+    w = np.linspace(-1.0, 1.0, n)
+    jax.config.update("jax_enable_x64", False)
+    try:
+        with pytest.raises(ValueError, match="64-bit mode"):
+            gf.flow(w, cov, 2 * cov)
+        with pytest.raises(ValueError, match="64-bit mode"):
+            gf.loss(w, cov, 2 * cov)
+    finally:
+        jax.config.update("jax_enable_x64", True)
+    assert gf.flow(w, cov, 2 * cov).dtype == jnp.float64

@@ -108,14 +108,14 @@ def alg_inv(a: ArrayLike) -> jax.Array:
     jax.Array
         float64, the shape of ``a``.
     """
-    a = jnp.asarray(a, dtype=jnp.float64)
+    a = v.float64("a", a)
     return a / jnp.sqrt((1.0 - a) * (1.0 + a))
 
 
 def _check_a(a):
     """Validate a concrete input of φ: finite, |a| <= 1. Traced inputs pass through unchanged."""
     if isinstance(a, jax.core.Tracer):
-        return jnp.asarray(a, dtype=jnp.float64)
+        return v.float64("a", a)
     arr = v.finite_real_array("a", a, valid="-1 <= a <= 1")
     worst = float(np.max(np.abs(arr))) if arr.size else 0.0
     if worst > 1.0:
@@ -206,7 +206,7 @@ class Amplifier:
     # -- evaluation --------------------------------------------------------------------------------
     def core(self, a: ArrayLike) -> jax.Array:
         """φ(a) without validation (jit-safe); see the module's domain policy. Any shape."""
-        a = jnp.asarray(a, dtype=jnp.float64)
+        a = v.float64("a", a)
         if self.kind == "gaussian":
             (var,) = self.params
             inside = jnp.abs(a) <= 1.0
@@ -357,7 +357,7 @@ class CubicTaylor:
 
     def core(self, a: ArrayLike) -> jax.Array:
         """Return the cubic φ'(0) a + φ'''(0) a³/6 without validation (jit-safe)."""
-        a = jnp.asarray(a, dtype=jnp.float64)
+        a = v.float64("a", a)
         return self.first * a + self.third * a**3 / 6.0
 
     def __call__(self, a: ArrayLike) -> jax.Array:

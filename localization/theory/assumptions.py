@@ -340,10 +340,10 @@ def lindeberg_ratio(weights: ArrayLike, cov: ArrayLike) -> jax.Array:
     jax.Array
         (...) ratios.
     """
-    cov = jnp.asarray(v.float_array("cov", cov, ndim_min=2), dtype=jnp.float64)
+    cov = v.float64("cov", v.float_array("cov", cov, ndim_min=2))
     if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
         raise ValueError(f"cov must be a square (N, N) matrix, got shape {cov.shape}")
-    w = jnp.asarray(v.float_array("weights", weights, ndim_min=1, last_dim=cov.shape[0]), dtype=jnp.float64)
+    w = v.float64("w", v.float_array("weights", weights, ndim_min=1, last_dim=cov.shape[0]))
     total = jnp.einsum("...i,ij,...j->...", w, cov, w)
     return jnp.max(w**2 * jnp.diag(cov), axis=-1) / total
 

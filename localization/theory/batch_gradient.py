@@ -45,7 +45,7 @@ __all__ = [
 
 # --- validation helpers -----------------------------------------------------------------------------------------------
 def _batch(x, n=None):
-    x = jnp.asarray(v.float_array("x", x, ndim_min=2), dtype=jnp.float64)
+    x = v.float64("x", v.float_array("x", x, ndim_min=2))
     if x.ndim != 2:
         raise ValueError(f"x must be a batch of shape (num, n), got shape {tuple(x.shape)}")
     if x.shape[0] < 1:
@@ -58,7 +58,7 @@ def _batch(x, n=None):
 
 
 def _labels(y, num):
-    y = jnp.asarray(v.float_array("y", y, ndim_min=1), dtype=jnp.float64)
+    y = v.float64("y", v.float_array("y", y, ndim_min=1))
     if y.shape != (num,):
         raise ValueError(f"y must have shape ({num},) (one label per sample), got shape {tuple(y.shape)}")
     if not bool(jnp.all(jnp.isfinite(y))):

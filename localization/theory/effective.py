@@ -354,5 +354,5 @@ def integrate_effective(
 
 
 def _make_trajectory(ck, lr, weights):
-    times = jnp.asarray(ck * lr, dtype=jnp.float64)
+    times = v.float64("times", ck * lr)
     return Trajectory(times=times, steps=jnp.asarray(ck), weights=weights, loss=None)

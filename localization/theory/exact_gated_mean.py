@@ -67,7 +67,7 @@ def gaussian_gated_mean(w: ArrayLike, cov: ArrayLike) -> jax.Array:
     cov = v.float_array("cov", cov, ndim_min=2)
     if tuple(cov.shape) != (n, n):
         raise ValueError(f"cov must have shape ({n}, {n}) to match w, got shape {tuple(cov.shape)}")
-    cov = jnp.asarray(cov, dtype=jnp.float64)
+    cov = v.float64("cov", cov)
     u = w @ cov
     q = jnp.sum(u * w, axis=-1, keepdims=True)
     if not bool(jnp.all(q > 0)):
@@ -149,11 +149,11 @@ def gaussian_gate_probability(w: ArrayLike, cov: ArrayLike, i: int, x: ArrayLike
     cov = v.float_array("cov", cov, ndim_min=2)
     if tuple(cov.shape) != (n, n):
         raise ValueError(f"cov must have shape ({n}, {n}) to match w, got shape {tuple(cov.shape)}")
-    cov = jnp.asarray(cov, dtype=jnp.float64)
+    cov = v.float64("cov", cov)
     i = v.integer("i", i, minimum=0)
     if i >= n:
         raise ValueError(f"i must satisfy 0 <= i < n = {n}, got {i}")
-    x = jnp.asarray(v.float_array("x", jnp.atleast_1d(jnp.asarray(x)), ndim_min=1), dtype=jnp.float64)
+    x = v.float64("x", v.float_array("x", jnp.atleast_1d(jnp.asarray(x)), ndim_min=1))
     sii = cov[i, i]
     if not float(sii) > 0:
         raise ValueError(f"cov[i, i] must be positive, got {float(sii)}")

@@ -103,7 +103,7 @@ def _covariances(
 
 def _weights(w: ArrayLike, cov: np.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
     """W as float64 (..., N) and wᵀΣw (...); raises where wᵀΣw ≤ 0 (the flow is undefined there)."""
-    w = jnp.asarray(v.float_array("w", w, last_dim=cov.shape[0]), dtype=jnp.float64)
+    w = v.float64("w", v.float_array("w", w, last_dim=cov.shape[0]))
     if not bool(jnp.all(jnp.isfinite(w))):
         raise ValueError("w must be finite")
     quad = jnp.einsum("...i,ij,...j->...", w, cov, w)
@@ -166,7 +166,7 @@ def flow(w: ArrayLike, cov0: ArrayLike, cov1: ArrayLike, *, marginal: Marginal |
     """
     cov0, cov1 = _covariances(cov0, cov1)
     moment = _moment(w, cov1, radial_constant(marginal))
-    return moment - 0.5 * (jnp.asarray(w, dtype=jnp.float64) @ (cov0 + cov1))
+    return moment - 0.5 * (v.float64("w", w) @ (cov0 + cov1))
 
 
 def loss(w: ArrayLike, cov0: ArrayLike, cov1: ArrayLike, *, marginal: Marginal | None = None) -> jnp.ndarray:
@@ -190,7 +190,7 @@ def loss(w: ArrayLike, cov0: ArrayLike, cov1: ArrayLike, *, marginal: Marginal |
     """
     cov0, cov1 = _covariances(cov0, cov1)
     kappa = radial_constant(marginal)
-    w = jnp.asarray(v.float_array("w", w, last_dim=cov1.shape[0]), dtype=jnp.float64)
+    w = v.float64("w", v.float_array("w", w, last_dim=cov1.shape[0]))
     quad1 = jnp.einsum("...i,ij,...j->...", w, cov1, w)
     quad = jnp.einsum("...i,ij,...j->...", w, cov0 + cov1, w)
     return 0.5 - kappa * jnp.sqrt(jnp.maximum(quad1, 0.0)) + 0.25 * quad

@@ -42,7 +42,7 @@ class TabulatedAmplifier:
 
     def core(self, a: ArrayLike) -> jax.Array:
         """Return φ(a) by linear interpolation in the table, without validation (jit-safe; ``a`` clipped to [-1, 1])."""
-        a = jnp.asarray(a, dtype=jnp.float64)
+        a = v.float64("a", a)
         m = self.values.shape[-1]
         u = (jnp.clip(a, -1.0, 1.0) + 1.0) * (0.5 * (m - 1))
         j = jnp.clip(jnp.floor(u).astype(jnp.int32), 0, m - 2)
