@@ -72,6 +72,7 @@ CORE = (
 #: The book's infrastructure: its conventions, measured claims, explorers and figure helpers.
 BOOK = (
     "book",
+    "page",
     "claims",
     "claim_revisions",
     "claims_sweep",

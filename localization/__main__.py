@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         return _claims(args, claims_parser)
     if args.command == "records":
         return _records(args)
-    from localization.figures import registry
+    from localization.figures import export, registry
 
     try:
         names = registry.resolve_names(args.only)
@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         figures_parser.error(f"--out {args.out!r}: cannot write there ({e.strerror or e})")
     try:
-        registry.render(names, out, args.scale, progress=not args.no_progress, data=args.data)
+        export.render(names, out, args.scale, progress=not args.no_progress, data=args.data)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

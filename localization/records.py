@@ -91,45 +91,44 @@ MANIFEST: dict[str, Record] = {
         "paper Fig. 5 just below zero excess kurtosis at the paper's settings (batch 5000, 10 000 steps): "
         "localization share, bump width and IPR along training for NLGP and Kur near zero over ten development "
         "seeds, and at twice the length-scales",
-        "nice -n 10 .venv/bin/python -m localization.experiments.simulation near_zero book/data/fig5_near_zero.json",
+        "nice -n 10 .venv/bin/python -m localization.experiments.runs near_zero book/data/fig5_near_zero.json",
         "simulation",
     ),
     "fig5_near_zero_positive.json": Record(
         "the same for Kur at small positive excess kurtosis (k = 5.5, 5.6, 5.7) over five development seeds",
-        "nice -n 10 .venv/bin/python -m localization.experiments.simulation near_zero_positive "
+        "nice -n 10 .venv/bin/python -m localization.experiments.runs near_zero_positive "
         "book/data/fig5_near_zero_positive.json",
         "simulation",
     ),
     "fig5_batch_scan.json": Record(
         "NLGP(0.278) and Kur(6.1) from the same initialisations at batches 1000, 5000 and 25 000 (6000 steps, "
         "three seeds): the bump's width and share against the gradient noise",
-        "nice -n 10 .venv/bin/python -m localization.experiments.simulation near_zero_batch "
-        "book/data/fig5_batch_scan.json",
+        "nice -n 10 .venv/bin/python -m localization.experiments.runs near_zero_batch book/data/fig5_batch_scan.json",
         "simulation",
     ),
     "large_n.json": Record(
         "the Fig. 5 transition at N = 40, 100, 200, 400 (NLGP and Kur near the crossing, xi = (0.3, 0.7), "
         "batch 500, 4 initialisations, steps 60 N within [4000, 12 000]) and two width tasks, with IPR "
         "paths, final IPR and sites holding 90 % of |w|^2",
-        "nice -n 10 .venv/bin/python -m localization.experiments.simulation large_n book/data/large_n.json --seed 0",
+        "nice -n 10 .venv/bin/python -m localization.experiments.runs large_n book/data/large_n.json --seed 0",
         "simulation",
     ),
     "large_n_long.json": Record(
         "four points of the large-N sweep at N = 100 trained for four times its horizon (24 000 steps)",
-        "nice -n 10 .venv/bin/python -m localization.experiments.simulation large_n_long "
+        "nice -n 10 .venv/bin/python -m localization.experiments.runs large_n_long "
         "book/data/large_n_long.json --seed 0",
         "simulation",
     ),
     "large_n_batch.json": Record(
         "four points of the large-N sweep at N = 100 with the paper's batch 5000 at its horizon (6000 steps)",
-        "nice -n 10 .venv/bin/python -m localization.experiments.simulation large_n_batch "
+        "nice -n 10 .venv/bin/python -m localization.experiments.runs large_n_batch "
         "book/data/large_n_batch.json --seed 0",
         "simulation",
     ),
     "variance_data_init.json": Record(
         "final IPR and peak site of M2 on a 10 × 10 grid of data streams × initialisations at Kur(10), "
         "Kur(6.1), Kur(5)",
-        "nice -n 10 .venv/bin/python -m localization.experiments.simulation data_init "
+        "nice -n 10 .venv/bin/python -m localization.experiments.runs data_init "
         "book/data/variance_data_init.json --seed 0",
         "simulation",
     ),

@@ -22,7 +22,9 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "localization"
 LIBRARY = sorted(PACKAGE.rglob("*.py"))
-MAX_LINES = 500
+#: A backstop, not a target (issue 34: modules are split by concept, never to meet a cap): a module
+#: this long almost surely holds two concepts.
+MAX_LINES = 1000
 SUBPACKAGES = tuple(sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()))
 #: The book's infrastructure: imported only by ``figures``, the command line and each other.
 BOOK_INFRA = (
@@ -32,6 +34,7 @@ BOOK_INFRA = (
     "explorer",
     "explorer_controls",
     "explorer_page",
+    "page",
     "plotting",
     "rasterise",
     "records",

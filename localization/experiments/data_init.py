@@ -5,7 +5,7 @@ r"""Beyond the paper: how much of a learned field is decided by the data and by 
 * :func:`two_way_variance` — random-effects split of a (D, J) table (real, or points on the circle)
   into data, initialisation and residual parts, with F tests; :func:`peak_agreement_by_pair`.
 * :data:`DATA_INIT`, :func:`data_init_keys`, :func:`data_init_record` — the recorded grid
-  (``book/data/variance_data_init.json``, ``python -m localization.experiments.simulation data_init PATH``).
+  (``book/data/variance_data_init.json``, ``python -m localization.experiments.runs data_init PATH``).
 """
 
 from __future__ import annotations
@@ -290,7 +290,7 @@ def data_init_record(seed: int = 0, *, path: str | None = None, settings: Mappin
             "experiments.simulation.data_init_record: final IPR and peak site (argmax |w|) of M2 on a grid of "
             "data streams (rows) x initialisations (columns), for Kur(k) tasks."
         ),
-        command=f"nice -n 10 .venv/bin/python -m localization.experiments.simulation data_init {path} --seed {seed}",
+        command=f"nice -n 10 .venv/bin/python -m localization.experiments.runs data_init {path} --seed {seed}",
         commit=commit,
         jax_version=jax.__version__,
         seed=seed,

@@ -4,7 +4,7 @@ r"""Beyond the paper: the transition of Fig. 5 at several input sizes N (simulat
   :data:`LARGE_N_BATCH` (N = 100 with four times the horizon, or ten times the batch).
 * :func:`large_n_size`, :func:`large_n_sweep` — vmapped :func:`~localization.experiments.simulation.ipr_sweep`
   calls per family and size, written to a JSON record (``book/data/large_n*.json``) by
-  ``python -m localization.experiments.simulation large_n|large_n_long|large_n_batch PATH``.
+  ``python -m localization.experiments.runs large_n|large_n_long|large_n_batch PATH``.
 * :func:`sites_holding` (a width: sites holding a fraction of :math:`\|w\|^2`),
   :func:`transition_point` (where a mean IPR curve crosses a level), :func:`large_n_summary`.
 """
@@ -245,7 +245,7 @@ def large_n_sweep(
             "[min_steps, max_steps]; "
             "width tasks NLGP(width_gain) at xi * scale. sites90: sites holding 90% of |w|^2."
         ),
-        command=f"nice -n 10 .venv/bin/python -m localization.experiments.simulation {name} {path} --seed {seed}",
+        command=f"nice -n 10 .venv/bin/python -m localization.experiments.runs {name} {path} --seed {seed}",
         commit=commit,
         jax_version=jax.__version__,
         seed=seed,

@@ -11,7 +11,7 @@ fixed point and its spectrum, is :mod:`localization.experiments.bump_flow`.
   5000, learning rate 0.1, 10 000 steps, N = 40) for NLGP and Kur values near zero excess kurtosis;
   :func:`near_zero_run` trains from one key, :func:`near_zero_seed` from one integer seed, and
   :func:`near_zero_record` writes the record over several seeds, ``book/data/fig5_near_zero.json``
-  (``python -m localization.experiments.simulation near_zero PATH``).
+  (``python -m localization.experiments.runs near_zero PATH``).
 * :class:`BatchScanSettings`, :data:`BATCH_SCAN` — the same tasks from the same initialisations at
   several batches (is the width set by the gradient noise?); :func:`batch_scan_record` writes
   ``book/data/fig5_batch_scan.json`` (``... near_zero_batch PATH``).

@@ -472,28 +472,3 @@ def phase_diagram(
         ipr_path=path,
         weights=sweep.weights.reshape(R, K, inits, -1),
     )
-
-
-def _main(argv: Sequence[str] | None = None) -> dict:
-    """``python -m localization.experiments.simulation NAME PATH [--seed S] [--resume]``: write, return a record."""
-    import argparse
-
-    from localization.experiments import data_init, large_n, near_zero
-
-    runs = {"large_n": large_n.LARGE_N, "large_n_long": large_n.LARGE_N_LONG, "large_n_batch": large_n.LARGE_N_BATCH}
-    p = argparse.ArgumentParser(prog="python -m localization.experiments.simulation")
-    p.add_argument("name", choices=[*runs, "data_init", *near_zero.RECORDS])
-    p.add_argument("path")
-    p.add_argument("--seed", type=int, default=0, help="large_n*, data_init (near_zero*: the settings' seeds)")
-    p.add_argument("--resume", action="store_true", help="large_n*, near_zero*: keep what PATH holds")
-    a = p.parse_args(argv)
-    if a.name == "data_init":
-        return data_init.data_init_record(a.seed, path=a.path)
-    if a.name in near_zero.RECORDS:
-        return near_zero.write_named_record(a.name, path=a.path, resume=a.resume)
-    key, settings = jax.random.key(a.seed), runs[a.name]
-    return large_n.large_n_sweep(key, settings, path=a.path, seed=a.seed, name=a.name, resume=a.resume)
-
-
-if __name__ == "__main__":
-    _main()

@@ -38,9 +38,9 @@ from localization.figures.registry import (
     describe,
     new_figure,
     register,
-    render,
     resolve_names,
 )
+from localization.figures.export import render
 
 __all__ = [
     "registry",

@@ -19,12 +19,14 @@ from __future__ import annotations
 import inspect
 import re
 import sys
+import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from localization.figures.registry import FIGURES, Built, check_scale
+from localization.figures.registry import FIGURES, Built, check_scale, resolve_names
 
-__all__ = ["UNITS", "data_tables", "plotted_tables", "write_data"]
+__all__ = ["UNITS", "data_tables", "plotted_tables", "write_data", "render"]
 
 
 #: Units of common field names, appended to CSV column names as ``name [unit]``.
@@ -458,4 +460,69 @@ def write_data(name: str, built: Built, out: str | Path, scale: str = "chapter")
         else:
             np.savez_compressed(path, **content)
         written.append(path)
+    return written
+
+
+def render(
+    names: Sequence[str] | None,
+    out: str | Path,
+    scale: str = "chapter",
+    *,
+    progress: bool = True,
+    data: bool = False,
+) -> dict[str, tuple[Path, float]]:
+    """Compute and write figures as ``<out>/<name>.png`` in the book's style, and their numbers if asked.
+
+    The style is :data:`localization.plotting.BOOK_STYLE`; a progress bar (tqdm, on stderr) unless
+    ``progress`` is false; one line per figure written (path, seconds, scale, data files) on stdout.
+    With ``data``, each figure's numbers are written beside its PNG
+    (:func:`localization.figures.export.write_data`).
+
+    Parameters
+    ----------
+    names : sequence of str or None
+        The figures (see :func:`resolve_names`); ``None`` for all.
+    out : str or Path
+        The directory (created).
+    scale : {"chapter", "paper"}
+        The settings the builders use.
+    progress : bool
+        Show the progress bar.
+    data : bool
+        Also write the numbers each figure plots beside its PNG (CSV and NPZ files,
+        :func:`localization.figures.export.write_data`).
+
+    Returns
+    -------
+    dict of str to (Path, float)
+        Name → (PNG written, seconds taken, including the data files).
+
+    Raises
+    ------
+    TypeError
+        If a builder returns something other than a :class:`Built`.
+    """
+    import matplotlib as mpl
+    from tqdm import tqdm
+
+    from localization import plotting
+
+    names = resolve_names(names)
+    scale = check_scale(scale)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = {}
+    with mpl.rc_context(plotting.BOOK_STYLE), tqdm(names, unit="figure", disable=not progress) as bar:
+        for name in bar:
+            bar.set_postfix_str(name)
+            start = time.perf_counter()
+            built = FIGURES[name].build(scale)
+            if not isinstance(built, Built):
+                raise TypeError(f"the builder of figure {name!r} must return a Built, got {type(built).__name__}")
+            path = out / f"{name}.png"
+            built.figure.savefig(path)
+            extra = write_data(name, built, out, scale) if data else []
+            written[name] = (path, time.perf_counter() - start)
+            files = f", data: {', '.join(p.name for p in extra) or 'none'}" if data else ""
+            bar.write(f"{path} ({written[name][1]:.1f} s, scale {scale}{files})", file=sys.stdout)
     return written

@@ -33,11 +33,11 @@ __all__ = [
     "near_zero_bumps",
 ]
 
-#: The recorded near-zero sweep (``python -m localization.experiments.simulation near_zero PATH``).
+#: The recorded near-zero sweep (``python -m localization.experiments.runs near_zero PATH``).
 NEAR_ZERO_RECORD_PATH = "book/data/fig5_near_zero.json"
-#: Kur between 5.4 and 5.8 (``python -m localization.experiments.simulation near_zero_positive PATH``).
+#: Kur between 5.4 and 5.8 (``python -m localization.experiments.runs near_zero_positive PATH``).
 POSITIVE_RECORD_PATH = "book/data/fig5_near_zero_positive.json"
-#: The recorded batch scan (``python -m localization.experiments.simulation near_zero_batch PATH``).
+#: The recorded batch scan (``python -m localization.experiments.runs near_zero_batch PATH``).
 BATCH_SCAN_RECORD_PATH = "book/data/fig5_batch_scan.json"
 _G = dict(zip(("0.1", "0.167", "0.278", "0.464"), (float(g) for g in np.logspace(-1.0, 1.0, 10)[:4]), strict=True))
 #: Family parameters of the flow's fixed points at the paper's ξ = (0.3, 0.7): the record's values and more.

@@ -21,11 +21,8 @@ from __future__ import annotations
 
 import inspect
 import re
-import sys
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, NamedTuple
 
 __all__ = [
@@ -36,7 +33,6 @@ __all__ = [
     "register",
     "describe",
     "resolve_names",
-    "render",
     "check_scale",
     "new_figure",
 ]
@@ -201,72 +197,6 @@ def check_scale(scale: str) -> str:
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
     return scale
-
-
-def render(
-    names: Sequence[str] | None,
-    out: str | Path,
-    scale: str = "chapter",
-    *,
-    progress: bool = True,
-    data: bool = False,
-) -> dict[str, tuple[Path, float]]:
-    """Compute and write figures as ``<out>/<name>.png`` in the book's style, and their numbers if asked.
-
-    The style is :data:`localization.plotting.BOOK_STYLE`; a progress bar (tqdm, on stderr) unless
-    ``progress`` is false; one line per figure written (path, seconds, scale, data files) on stdout.
-    With ``data``, each figure's numbers are written beside its PNG
-    (:func:`localization.figures.export.write_data`).
-
-    Parameters
-    ----------
-    names : sequence of str or None
-        The figures (see :func:`resolve_names`); ``None`` for all.
-    out : str or Path
-        The directory (created).
-    scale : {"chapter", "paper"}
-        The settings the builders use.
-    progress : bool
-        Show the progress bar.
-    data : bool
-        Also write the numbers each figure plots beside its PNG (CSV and NPZ files,
-        :func:`localization.figures.export.write_data`).
-
-    Returns
-    -------
-    dict of str to (Path, float)
-        Name → (PNG written, seconds taken, including the data files).
-
-    Raises
-    ------
-    TypeError
-        If a builder returns something other than a :class:`Built`.
-    """
-    import matplotlib as mpl
-    from tqdm import tqdm
-
-    from localization import plotting
-    from localization.figures import export
-
-    names = resolve_names(names)
-    scale = check_scale(scale)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    written = {}
-    with mpl.rc_context(plotting.BOOK_STYLE), tqdm(names, unit="figure", disable=not progress) as bar:
-        for name in bar:
-            bar.set_postfix_str(name)
-            start = time.perf_counter()
-            built = FIGURES[name].build(scale)
-            if not isinstance(built, Built):
-                raise TypeError(f"the builder of figure {name!r} must return a Built, got {type(built).__name__}")
-            path = out / f"{name}.png"
-            built.figure.savefig(path)
-            extra = export.write_data(name, built, out, scale) if data else []
-            written[name] = (path, time.perf_counter() - start)
-            files = f", data: {', '.join(p.name for p in extra) or 'none'}" if data else ""
-            bar.write(f"{path} ({written[name][1]:.1f} s, scale {scale}{files})", file=sys.stdout)
-    return written
 
 
 def new_figure(figsize: tuple[float, float], **kwargs: Any) -> Any:

@@ -288,10 +288,10 @@ def phase_diagram(scale: str = "chapter") -> Built:
     return Built(fig, pd)
 
 
-#: The recorded large-N sweep (``python -m localization.experiments.simulation large_n book/data/large_n.json``).
+#: The recorded large-N sweep (``python -m localization.experiments.runs large_n book/data/large_n.json``).
 LARGE_N_RECORD_PATH = "book/data/large_n.json"
 #: The recorded data x initialisation grid
-#: (``python -m localization.experiments.simulation data_init book/data/variance_data_init.json``).
+#: (``python -m localization.experiments.runs data_init book/data/variance_data_init.json``).
 DATA_INIT_RECORD_PATH = "book/data/variance_data_init.json"
 
 

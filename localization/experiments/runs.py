@@ -1,0 +1,55 @@
+"""The long recorded runs of the simulation chapter, one command: ``python -m localization.experiments.runs``.
+
+Each writes one record under ``book/data/`` (the commands are listed with the records,
+:data:`localization.records.MANIFEST`): the large-N sweeps (:mod:`~localization.experiments.large_n`),
+the variance of the data initialisation (:mod:`~localization.experiments.data_init`) and the paper's
+Fig. 5 just below zero (:mod:`~localization.experiments.near_zero`). Kept apart from the experiments it
+runs, so that none of them imports another back.
+
+    python -m localization.experiments.runs NAME PATH [--seed S] [--resume]
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+import jax
+
+from localization.experiments import data_init, large_n, near_zero
+
+__all__ = ["RUNS", "main"]
+
+#: The large-N settings by record name (the other names are ``data_init`` and ``near_zero.RECORDS``).
+RUNS = {"large_n": large_n.LARGE_N, "large_n_long": large_n.LARGE_N_LONG, "large_n_batch": large_n.LARGE_N_BATCH}
+
+
+def main(argv: Sequence[str] | None = None) -> dict:
+    """Run one named record and write it to PATH; return the record.
+
+    Parameters
+    ----------
+    argv : sequence of str or None
+        The command's arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    dict
+        The record written.
+    """
+    p = argparse.ArgumentParser(prog="python -m localization.experiments.runs")
+    p.add_argument("name", choices=[*RUNS, "data_init", *near_zero.RECORDS])
+    p.add_argument("path")
+    p.add_argument("--seed", type=int, default=0, help="large_n*, data_init (near_zero*: the settings' seeds)")
+    p.add_argument("--resume", action="store_true", help="large_n*, near_zero*: keep what PATH holds")
+    a = p.parse_args(argv)
+    if a.name == "data_init":
+        return data_init.data_init_record(a.seed, path=a.path)
+    if a.name in near_zero.RECORDS:
+        return near_zero.write_named_record(a.name, path=a.path, resume=a.resume)
+    key, settings = jax.random.key(a.seed), RUNS[a.name]
+    return large_n.large_n_sweep(key, settings, path=a.path, seed=a.seed, name=a.name, resume=a.resume)
+
+
+if __name__ == "__main__":
+    main()
