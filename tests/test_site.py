@@ -1015,3 +1015,23 @@ def test_search_ranks_the_chapter_about_a_word_first(browser, query):
     assert results[0] in chapters, f"{query!r}: first result {results[0]} is not a chapter: {results[:6]}"
     if expected:
         assert results[0] == expected, f"{query!r}: first result {results[0]}, expected {expected}: {results[:6]}"
+
+
+# The entries of the "on this page" contents at 1280 px: those cut off at the sidebar's edge.
+MEASURE_CONTENTS = """(() => {
+  const bar = document.querySelector('.bd-sidebar-secondary');
+  if (!bar || !bar.checkVisibility()) return [];
+  const edge = bar.getBoundingClientRect().right;
+  return Array.from(bar.querySelectorAll('.toc-entry a.nav-link'))
+    .filter((a) => a.scrollWidth > a.clientWidth + 1 || a.getBoundingClientRect().right > edge + 1)
+    .map((a) => a.textContent.trim().slice(0, 60));
+})()"""
+
+
+@pytest.mark.parametrize("page", PAGE_PARAMS)
+def test_every_contents_entry_is_shown_whole(browser, page):
+    """Every entry of a page's "on this page" contents (the right sidebar at 1280 px) is shown whole:
+    long names wrap instead of being cut off at the sidebar's edge."""
+    browser.open(page, 1280)
+    cut = browser.evaluate(MEASURE_CONTENTS)
+    assert not cut, f"{page}: contents entries cut off: {cut[:8]}"
