@@ -293,7 +293,7 @@ def _write_record(kind: str, settings, seed_fn, path, seeds, resume: bool, descr
     asdict = json.loads(json.dumps(dataclasses.asdict(settings)))
     record: dict[str, Any] = dict(
         description=description,
-        command=f"nice -n 10 .venv/bin/python -m localization.experiments.simulation {kind} {path}",
+        command=f"nice -n 10 .venv/bin/python -m localization.experiments.runs {kind} {path}",
         jax_version=jax.__version__,
         settings=asdict,
         seeds=[],
