@@ -11,6 +11,15 @@ the Kur length-scale task with the book's sampler or with the code's, :func:`pap
 and :func:`paper_samplers_fig7` train Fig. 5's single neuron and Fig. 7's two-layer networks on both,
 on common random numbers, and :func:`record_paper_samplers` writes ``book/data/paper_samplers.json``
 (command: ``python -m localization.experiments.data_properties``).
+
+Exact and independent computations behind the chapter's checks: the Ising chain's joint laws and
+S1 mixing coefficients in high precision (:func:`ising_ring_law`, :func:`alpha_first_vs_rest`,
+:func:`s1_blocks`, :func:`ising_s1_mixing`) and by enumeration (:func:`enumerate_ising`); the
+wrapped kernel's spectrum (:func:`wrapped_kernel_spectrum`); quadratures of the NLGP covariance and
+kurtosis and of the elliptical kurtoses (:func:`nlgp_pair_moment`, :func:`nlgp_kurtosis_quad`,
+:func:`sphere_kurtosis_quad`, :func:`radial_kurtosis_quad`); the Kolmogorov–Smirnov distance
+(:func:`ks_distance`); and the chapter's two tables (:func:`kurtosis_table`, :func:`verdict`,
+:func:`kurtosis_markdown`, :func:`property_markdown`).
 """
 
 from __future__ import annotations
@@ -37,6 +46,21 @@ __all__ = [
     "record_paper_samplers",
     "read_paper_samplers",
     "PAPER_SAMPLERS_RECORD",
+    "ising_ring_law",
+    "alpha_first_vs_rest",
+    "s1_blocks",
+    "ising_s1_mixing",
+    "wrapped_kernel_spectrum",
+    "enumerate_ising",
+    "nlgp_pair_moment",
+    "nlgp_kurtosis_quad",
+    "sphere_kurtosis_quad",
+    "radial_kurtosis_quad",
+    "ks_distance",
+    "kurtosis_table",
+    "verdict",
+    "kurtosis_markdown",
+    "property_markdown",
 ]
 
 #: The Kur samplers compared: the book's exact one, and the paper code's in float64 (its notebooks) and
@@ -300,6 +324,389 @@ def read_paper_samplers(path: str | Path = PAPER_SAMPLERS_RECORD) -> dict[str, A
         rec["fig5"][sampler]["nonfinite"] = np.asarray(rec["fig5"][sampler]["nonfinite"], bool)
         rec["fig7"][sampler]["diverged"] = np.asarray(rec["fig7"][sampler]["diverged"], bool)
     return rec
+
+
+# --- exact and independent computations behind the chapter's checks ----------------------------------
+
+
+def _mp(dps: int):
+    import mpmath
+
+    ctx = mpmath.MPContext()
+    ctx.dps = v.integer("dps", dps, 15)
+    return ctx
+
+
+def ising_ring_law(J: float, sites: tuple[int, ...], n: int, *, dps: int = 80) -> dict[tuple[int, ...], Any]:
+    r"""Exact joint law of the spins at ``sites`` of the periodic Ising chain :math:`e^{J\sum_i x_ix_{i+1}}`.
+
+    With the transfer matrix :math:`T` (normalised by :math:`2\cosh J`, so that powers up to
+    ``n = 1000`` do not overflow) and the projections :math:`P_{\pm}` on one spin state,
+    :math:`\mathbb P(x_s = a_s\ \forall s) = \operatorname{tr}\prod_s P_{a_s}T^{g_s} / \operatorname{tr}T^n`,
+    :math:`g_s` the gap to the next site around the ring, in ``dps``-digit arithmetic (mpmath).
+
+    Parameters
+    ----------
+    J : float
+        Coupling, >= 0 (its decimal ``repr`` is read at ``dps`` digits: ``0.7`` is exactly 7/10).
+    sites : tuple of int
+        Strictly increasing 0-based sites in ``[0, n - 1]``.
+    n : int
+        Ring size, >= 2.
+    dps : int
+        Decimal digits, >= 15.
+
+    Returns
+    -------
+    dict
+        Spin tuple (one entry ±1 per site) -> probability (mpmath number).
+    """
+    import itertools
+
+    J = v.nonnegative("J", J)
+    n = v.integer("n", n, 2)
+    sites = tuple(v.integer("sites", s, 0, n - 1) for s in sites)
+    if not sites or any(b <= a for a, b in zip(sites, sites[1:], strict=False)):
+        raise ValueError(f"sites must be a non-empty strictly increasing tuple in [0, {n - 1}], got {sites}")
+    ctx = _mp(dps)
+    j = ctx.mpf(repr(J))
+    T = ctx.matrix([[ctx.exp(j), ctx.exp(-j)], [ctx.exp(-j), ctx.exp(j)]]) / (2 * ctx.cosh(j))
+    project = {+1: ctx.diag([1, 0]), -1: ctx.diag([0, 1])}
+    gaps = [b - a for a, b in zip(sites, list(sites[1:]) + [sites[0] + n], strict=True)]
+    norm = sum((T**n)[i, i] for i in range(2))
+    law = {}
+    for spins in itertools.product((+1, -1), repeat=len(sites)):
+        m = ctx.eye(2)
+        for a, gap in zip(spins, gaps, strict=True):
+            m = m * project[a] * T**gap
+        law[spins] = (m[0, 0] + m[1, 1]) / norm
+    return law
+
+
+def alpha_first_vs_rest(law: dict[tuple[int, ...], Any]) -> Any:
+    r"""Mixing coefficient between the first spin and the others of a joint law on :math:`\{\pm1\}^m`.
+
+    :math:`\alpha = \sup_{A,B}|\mathbb P(A\cap B) - \mathbb P(A)\mathbb P(B)|` over events :math:`A` of
+    the first spin and :math:`B` of the rest, which equals
+    :math:`\sum_b (\mathbb P(X_1 = 1, \text{rest} = b) - \mathbb P(X_1 = 1)\mathbb P(\text{rest} = b))^+`.
+
+    Parameters
+    ----------
+    law : dict
+        Spin tuple (length >= 2, entries ±1) -> probability, summing to 1.
+
+    Returns
+    -------
+    number
+        The coefficient, in the arithmetic of the probabilities.
+    """
+    if not law or any(len(s) < 2 for s in law):
+        raise ValueError("law must map spin tuples of length >= 2 to probabilities")
+    p_up = sum(p for spins, p in law.items() if spins[0] == +1)
+    rest: dict[tuple[int, ...], Any] = {}
+    for spins, p in law.items():
+        rest[spins[1:]] = rest.get(spins[1:], 0) + p
+    return sum(max(law.get((+1, *b), 0) - p_up * p_b, 0) for b, p_b in rest.items())
+
+
+def s1_blocks(n: int, rho: float = 0.25) -> tuple[tuple[int, int], tuple[int, int]]:
+    r"""0-based end sites of the far blocks of S1 for :math:`X_1` (site 0) on a ring of ``n``.
+
+    Returns ``(paper, circular)``: the paper's block :math:`X_i,\ i > \rho N` (1-based), and the block
+    at circular distance :math:`d(i, 1) > \rho N`. ``rho`` must lie in ``(0, 1/2)``, ``n >= 4``.
+    """
+    n = v.integer("n", n, 4)
+    rho = v.in_range("rho", rho, 0.0, 0.5, low_open=True, high_open=True)
+    q = int(_mp(80).mpf(repr(rho)) * n)
+    return (q, n - 1), (q + 1, n - q - 1)
+
+
+def ising_s1_mixing(
+    J: float = 0.7, rho: float = 0.25, ns: tuple[int, ...] = (12, 40, 200, 1000), *, dps: int = 80
+) -> dict[int, dict[str, Any]]:
+    r"""S1 for the periodic Ising chain, exactly: the paper's far block against the circular one.
+
+    The chain is Markov, so :math:`X_1` depends on a block of consecutive spins only through its two
+    end spins: :func:`alpha_first_vs_rest` of the law of (:math:`X_1`, the two ends) from
+    :func:`ising_ring_law` is the block's mixing coefficient.
+
+    Parameters
+    ----------
+    J : float
+        Coupling, >= 0.
+    rho : float
+        S1's fraction, in ``(0, 1/2)``.
+    ns : tuple of int
+        Ring sizes, each >= 4.
+    dps : int
+        Decimal digits.
+
+    Returns
+    -------
+    dict
+        ``n`` -> ``corr`` (:math:`\mathbb E[x_1x_N]` from the law), ``closed``
+        (:math:`(t + t^{N-1})/(1+t^N)`, :math:`t = \tanh J`), ``paper`` and ``circular`` (the two
+        mixing coefficients); mpmath numbers.
+    """
+    ctx = _mp(dps)
+    t = ctx.tanh(ctx.mpf(repr(v.nonnegative("J", J))))
+    rows = {}
+    for n in ns:
+        neighbours = ising_ring_law(J, (0, n - 1), n, dps=dps)
+        paper, circular = s1_blocks(n, rho)
+        rows[n] = dict(
+            corr=sum(a * b * p for (a, b), p in neighbours.items()),
+            closed=(t + t ** (n - 1)) / (1 + t**n),
+            paper=alpha_first_vs_rest(ising_ring_law(J, (0, *paper), n, dps=dps)),
+            circular=alpha_first_vs_rest(ising_ring_law(J, (0, *circular), n, dps=dps)),
+        )
+    return rows
+
+
+def wrapped_kernel_spectrum(xi: float, n: int, *, dps: int = 80) -> list[Any]:
+    r"""Sorted eigenvalues of the paper code's wrapped kernel :math:`e^{-d_{ij}^2/\xi^2}` in ``dps`` digits.
+
+    The DFT of the first row of the symmetric circulant, from the definition (mpmath), so that the
+    sign of an eigenvalue of order :math:`10^{-13}` is not a rounding artefact. ``xi > 0``, ``n >= 2``.
+    """
+    ctx = _mp(dps)
+    xi = v.positive("xi", xi)
+    n = v.integer("n", n, 2)
+    row = [ctx.exp(-(ctx.mpf(min(d, n - d)) ** 2) / ctx.mpf(xi) ** 2) for d in range(n)]
+    cosines = [ctx.cos(2 * ctx.pi * k / n) for k in range(n)]  # cos(2 pi j d / n) = cosines[j d mod n]
+    return sorted(ctx.fsum(row[d] * cosines[j * d % n] for d in range(n)) for j in range(n))
+
+
+def enumerate_ising(J: float, n: int, sign: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    r"""All :math:`2^n` states of the periodic chain and their weights :math:`\propto e^{\pm J\sum_i x_ix_{i+1}}`.
+
+    Parameters
+    ----------
+    J : float
+        Coupling, finite.
+    n : int
+        Ring size, in ``[2, 16]``.
+    sign : float
+        +1 for Eq. (2) as the book writes it (ferromagnet), -1 for the sign the paper prints.
+
+    Returns
+    -------
+    states : np.ndarray
+        (2**n, n) float64 spins, in ``itertools.product([-1, 1], repeat=n)`` order.
+    weights : np.ndarray
+        (2**n,) float64 probabilities, summing to 1.
+    """
+    import itertools
+
+    J = v.real_scalar("J", J)
+    n = v.integer("n", n, 2, 16)
+    if sign not in (1.0, -1.0):
+        raise ValueError(f"sign must be +1 or -1, got {sign}")
+    states = np.array(list(itertools.product([-1.0, 1.0], repeat=n)))
+    energy = sign * J * np.sum(states * np.roll(states, -1, axis=1), axis=1)
+    w = np.exp(energy - np.max(energy))
+    return states, w / w.sum()
+
+
+def _quad(f, a: float, b: float, **kw) -> float:
+    from scipy import integrate
+
+    return integrate.quad(f, a, b, limit=400, **kw)[0]
+
+
+def nlgp_pair_moment(g: float, rho: float) -> float:
+    r""":math:`\mathbb E[\operatorname{erf}(gZ_1)\operatorname{erf}(gZ_2)]` for standard normals of correlation ``rho``.
+
+    An independent route to the NLGP covariance: averaging :math:`\operatorname{erf}(gZ_2)` over
+    :math:`Z_2 \mid Z_1` in closed form leaves the one-dimensional integral
+    :math:`\mathbb E_{Z_1}[\operatorname{erf}(gZ_1)\operatorname{erf}(g\rho Z_1/\sqrt{1+2g^2(1-\rho^2)})]`,
+    computed by adaptive quadrature (relative 1e-13). ``g > 0``, ``rho`` in ``[-1, 1]``.
+    """
+    import math
+
+    from scipy import special
+
+    g = v.positive("g", g)
+    rho = v.in_range("rho", rho, -1.0, 1.0)
+    s = math.sqrt(1 + 2 * g**2 * (1 - rho**2))
+
+    def f(z):
+        return special.erf(g * z) * special.erf(g * rho * z / s) * math.exp(-z * z / 2) / math.sqrt(2 * math.pi)
+
+    return 2 * _quad(f, 0, 40, points=[min(1 / g, 20), 1.0], epsabs=1e-15, epsrel=1e-13)
+
+
+def nlgp_kurtosis_quad(g: float) -> float:
+    r"""Excess kurtosis of NLGP(g)'s marginal, :math:`m_4/m_2^2 - 3`, :math:`m_p = \mathbb E[\operatorname{erf}(gZ)^p]`.
+
+    Each moment by adaptive quadrature (relative 1e-13), independently of the library's
+    :class:`~localization.data.NLGP`. ``g > 0``.
+    """
+    import math
+
+    from scipy import special
+
+    g = v.positive("g", g)
+
+    def mom(p):
+        def f(z):
+            return special.erf(g * z) ** p * math.exp(-z * z / 2) / math.sqrt(2 * math.pi)
+
+        return 2 * _quad(f, 0, 40, points=[min(1 / g, 20), 1.0], epsabs=0, epsrel=1e-13)
+
+    return mom(4) / mom(2) ** 2 - 3
+
+
+def sphere_kurtosis_quad(dim: int) -> float:
+    r"""Excess kurtosis of one coordinate of the uniform law on the sphere :math:`S^{D-1}` (``dim`` = D >= 4).
+
+    By quadrature of the density of :math:`\sqrt D U_1`, proportional to
+    :math:`(1 - x^2/D)^{(D-3)/2}`; the closed form is :math:`-6/(D+2)`.
+    """
+    import math
+
+    D = v.integer("dim", dim, 4)
+
+    def moment(m):
+        return _quad(lambda x: x**m * (1 - x * x / D) ** ((D - 3) / 2), 0, math.sqrt(D), epsabs=0, epsrel=1e-13)
+
+    return moment(4) * moment(0) / moment(2) ** 2 - 3
+
+
+def radial_kurtosis_quad(dim: int) -> float:
+    r"""Excess kurtosis of a coordinate of the radial elliptical law in dimension ``dim`` (D >= 2).
+
+    :math:`\mathbb E[R^m]` by quadrature of :math:`p_R(r) = 4e^{2r+4}/(e^{2r}+e^4)^2`, :math:`r \ge 2`,
+    then :math:`\operatorname{Kurt} = \mathbb E[R^4]/\mathbb E[R^2]^2 \cdot 3D/(D+2)` (the chapter's
+    elliptical kurtosis equation).
+    """
+    D = v.integer("dim", dim, 2)
+
+    def moment(m):
+        def f(r):
+            return r**m * 4 * np.exp(2 * r + 4 - 2 * np.logaddexp(2 * r, 4.0))
+
+        return _quad(f, 2, np.inf, epsabs=0, epsrel=1e-13)
+
+    return moment(4) / moment(2) ** 2 * 3 * D / (D + 2) - 3
+
+
+def ks_distance(cdf_sorted: Any) -> float:
+    r"""Kolmogorov–Smirnov distance :math:`D_n` of a sample, given the CDF at its sorted draws.
+
+    :math:`D_n = \max_i \max(i/n - F(x_{(i)}),\ F(x_{(i)}) - (i-1)/n)`; ``cdf_sorted`` is a
+    non-empty 1-D array of values in ``[0, 1]``, non-decreasing.
+    """
+    F = np.asarray(cdf_sorted, np.float64)
+    if F.ndim != 1 or F.size == 0 or np.any(np.isnan(F)) or F.min() < 0 or F.max() > 1:
+        raise ValueError(f"cdf_sorted must be a non-empty 1-D array of values in [0, 1], got shape {F.shape}")
+    n = F.size
+    return float(max(np.max(np.arange(1, n + 1) / n - F), np.max(F - np.arange(n) / n)))
+
+
+def kurtosis_table() -> list[dict[str, Any]]:
+    r"""Return the chapter's table of exact marginal excess kurtoses, beside what the paper says.
+
+    Returns
+    -------
+    list of dict
+        One row per model and parameter: ``model``, ``parameter`` (Markdown), ``value`` (the
+        library's exact excess kurtosis; the :math:`k\to\infty` limit of Kur by quadrature of the
+        uniform law), ``paper`` (what the paper says, with its section) and ``test`` (the paper's
+        statement as a predicate of the exact value, or ``None`` if it says nothing).
+    """
+    from scipy import integrate
+
+    def positive(x):
+        return x > 0
+
+    def negative(x):
+        return x < 0
+
+    def rounds_to(target):
+        return lambda x: round(x, 2) == target
+
+    def row(model, parameter, value, paper="—", test=None):
+        return dict(model=model, parameter=parameter, value=value, paper=paper, test=test)
+
+    def nlgp(g):
+        return data.NLGP(xi=1.0, gain=g).marginal.excess_kurtosis
+
+    def kur(k):
+        return data.Kur(xi=1.0, k=k).marginal.excess_kurtosis
+
+    uniform = integrate.quad(lambda u: u**4 / 2, -1, 1)[0] / integrate.quad(lambda u: u**2 / 2, -1, 1)[0] ** 2 - 3
+    return [
+        row("Ising", "any $J$", data.Ising(J=0.7).marginal.excess_kurtosis, "$-2$ (Sec. 4.1)", lambda x: x == -2),
+        row("single pulse (notes 001)", "any", data.SinglePulse(low=0.2, high=0.4).marginal.excess_kurtosis),
+        row("NLGP", "$g = 0.01$", nlgp(0.01), "positive (Sec. 4.1)", positive),
+        *[
+            row("NLGP", f"$g = {g:g}$", nlgp(g), "in $(-2, 0)$ (Sec. 2.3)", lambda x: -2 < x < 0)
+            for g in (1.1, 3.0, 100.0)
+        ],
+        row("Kur", "$k = 3$", kur(3.0), "7.66 (Sec. 4.4)", rounds_to(7.66)),
+        row("Kur", "$k = 4$", kur(4.0), "3.28 (Sec. 4.4, Figs. 6, 7)", rounds_to(3.28)),
+        row("Kur", "$k = 5$", kur(5.0), "positive (Sec. 4.1)", positive),
+        row("Kur", "$k = 5.8$", kur(5.8), "positive ($k \\le 5.8$, Sec. 2.3)", positive),
+        row("Kur", "$k = 5.9$", kur(5.9), "negative ($k \\ge 5.9$, Sec. 2.3)", negative),
+        row("Kur", "$k = 10$", kur(10.0), "$-0.93$ (Sec. 4.4)", rounds_to(-0.93)),
+        row("Kur", "$k = 30$", kur(30.0), "$-1.17$ (Sec. 4.4)", rounds_to(-1.17)),
+        row("Kur", "$k \\to \\infty$ (uniform)", uniform),
+        row("Gaussian, Gaussian clone", "—", data.Gaussian(xi=1.0).marginal.excess_kurtosis),
+        row(
+            "Student-$t$",
+            "$\\nu = 3$",
+            data.StudentT(xi=1.0, nu=3.0).marginal.excess_kurtosis,
+            "infinite (Sec. 4.3)",
+            lambda x: x == float("inf"),
+        ),
+        row("Student-$t$", "$\\nu = 5$", data.StudentT(xi=1.0, nu=5.0).marginal.excess_kurtosis),
+        row("ellipse surface", "$D = 40$", data.EllipseSurface(xi=1.0).marginal.excess_kurtosis),
+        row("radial elliptical", "$D = 40$", data.RadialElliptical(xi=1.0).marginal.excess_kurtosis),
+    ]
+
+
+def verdict(row: dict[str, Any]) -> str:
+    """``"agrees"``, ``"disagrees"`` or ``""`` (the paper says nothing): a :func:`kurtosis_table` row's verdict."""
+    if row["test"] is None:
+        return ""
+    return "agrees" if row["test"](row["value"]) else "disagrees"
+
+
+def kurtosis_markdown(rows: list[dict[str, Any]]) -> str:
+    """Return the Markdown table of :func:`kurtosis_table` rows, with each verdict (disagreements in bold)."""
+
+    def fmt(x):
+        if x == float("inf"):
+            return "$+\\infty$"
+        return "0" if x == 0 else f"{x:.4f}" if abs(x) >= 1e-3 else f"{x:.3e}"
+
+    lines = [
+        f"| {r['model']} | {r['parameter']} | {fmt(r['value'])} | {r['paper']} | "
+        + verdict(r).replace("disagrees", "**disagrees**")
+        + " |"
+        for r in rows
+    ]
+    head = "| model | parameter | exact excess kurtosis | paper says | verdict |\n|---|---|---|---|---|\n"
+    return head + "\n".join(lines)
+
+
+def property_markdown(props: dict[str, dict[str, Any]]) -> str:
+    """Return the Markdown table of :func:`property_statistics` results, one row per model name."""
+
+    def cell(m, s):
+        return f"{m:+.4f} ± {s:.4f}" if s > 0 else "— (event trivial for ±1 data)"
+
+    head = (
+        "| model | S3: max \\|z\\| | S2: max \\|z\\| | S1: sign events, $d=N/2$ "
+        "| S1: large-value events, $d=N/2$ | $\\Sigma_{0,N/2}$ |\n|---|---|---|---|---|---|\n"
+    )
+    return head + "\n".join(
+        f"| {name} | {p['s3']:.1f} | {p['s2']:.1f} | "
+        + " | ".join(cell(m, s) for m, s in p["alpha"])
+        + f" | {p['corr']:.1e} |"
+        for name, p in props.items()
+    )
 
 
 if __name__ == "__main__":

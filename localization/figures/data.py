@@ -4,6 +4,7 @@ r"""The figures of the data chapter (``book/data.md``): paper Fig. 2 redrawn.
 * :func:`draw_model_row` — one model's panels: two samples, the covariance, the marginal (also the
   chapter's widget);
 * :func:`draw_data_models` — paper Fig. 2 on a (4, 3) grid of axes;
+* :func:`kernel_spectra` — the float64 spectra of the wrapped and the periodised kernels;
 * :func:`draw_kernel_spectra`, :func:`draw_ising_correlations` — the chapter's figures of the
   covariance kernels' spectra and of the Ising chain's correlations (from the chapter's results);
 * :func:`fig2_data_models` — the registered builder (``python -m localization figures``), which the
@@ -29,6 +30,7 @@ __all__ = [
     "FIG2_MODELS",
     "draw_model_row",
     "draw_data_models",
+    "kernel_spectra",
     "draw_kernel_spectra",
     "draw_ising_correlations",
     "fig2_data_models",
@@ -134,6 +136,36 @@ def draw_data_models(key: jax.Array, axes: Any, n: int = 100, num_marginal: int 
         ax.set_xlabel("")
     grid[1, 0].set_ylabel("$x_i$")
     return grid[0, 0].figure.colorbar(im, ax=grid[2, :], shrink=0.9, label="covariance")
+
+
+def kernel_spectra(xis: tuple[float, ...], n: int) -> dict[float, tuple[np.ndarray, np.ndarray]]:
+    """Sorted eigenvalues of the wrapped and of the periodised covariance kernels at each ξ (float64).
+
+    The wrapped kernel's are the real parts of the DFT of its first row
+    (:func:`localization.data.min_distance_covariance`); the periodised kernel's are those of
+    :func:`localization.data.covariance`.
+
+    Parameters
+    ----------
+    xis : tuple of float
+        Length-scales, each > 0.
+    n : int
+        Input size, >= 2.
+
+    Returns
+    -------
+    dict
+        ξ → (wrapped kernel's eigenvalues, periodised kernel's), each (n,) sorted, the input of
+        :func:`draw_kernel_spectra`.
+    """
+    n = v.integer("n", n, 2)
+    out = {}
+    for xi in xis:
+        xi = v.positive("xi", xi)
+        row = np.asarray(data.min_distance_covariance(xi, n))[0]
+        periodised = np.linalg.eigvalsh(np.asarray(data.covariance(xi, n)))
+        out[xi] = (np.sort(np.fft.fft(row).real), np.sort(periodised))
+    return out
 
 
 def draw_kernel_spectra(axes: Any, spectra: Mapping[float, tuple[ArrayLike, ArrayLike]], n: int) -> np.ndarray:
