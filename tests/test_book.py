@@ -230,8 +230,12 @@ def test_every_check_is_folded_with_its_result_shown():
 
 def test_every_explorer_source_is_folded():
     """Explorer cells (tag ``widget``) fold their source (the site shows the widget first, the code below)."""
-    explorers = [(name, cell.metadata.get("tags", [])) for name, cell in _chapter_cells() if "explore(" in cell.source]
-    assert len(explorers) >= 7
+    explorers = [
+        (name, cell.metadata.get("tags", []))
+        for name, cell in _chapter_cells()
+        if "explore(" in cell.source or "widget" in cell.metadata.get("tags", [])
+    ]
+    assert len(explorers) >= 7, explorers
     for name, tags in explorers:
         assert {"widget", "hide-input", "nbval-ignore-output"} <= set(tags), (name, tags)
 
