@@ -15,6 +15,9 @@ position–frequency uncertainty that decreases during training towards its mini
   ``scipy.optimize.least_squares`` on the rest from several starts (FFT peak, envelope peak and width,
   best sinusoid, best bump), so that the Gabor residual never exceeds the other two.
 
+* :func:`fit_families`, :func:`fit_table`, :func:`draw_field_fits` — the three fits of each group of
+  fields, the chapter's table of them, and one field drawn with its Gabor and bump fits.
+
 The integer-frequency sinusoid fit here is the chapter's (batched, squared relative residual); the
 continuous-frequency fit of one field is :func:`localization.field_analysis.fit_continuous_sinusoid`.
 """
@@ -37,6 +40,9 @@ __all__ = [
     "fit_sinusoid",
     "fit_bump",
     "fit_gabor",
+    "fit_families",
+    "fit_table",
+    "draw_field_fits",
 ]
 
 
@@ -272,3 +278,81 @@ def fit_gabor(w: Any) -> Fit:
     gabor, bump = _fit(w, gabor=True), _fit(w, gabor=False)
     better = bump.residual < gabor.residual
     return Fit(*(np.where(better, getattr(bump, n), getattr(gabor, n)) for n in Fit.leaf_fields))
+
+
+def fit_families(w: Any) -> tuple[Fit, Fit, Fit]:
+    """Fit fields with shape (..., N) by the three families: (Gabor, bump, sinusoid).
+
+    Parameters
+    ----------
+    w : (..., N) real fields, N >= 4.
+
+    Returns
+    -------
+    tuple of Fit
+        :func:`fit_gabor`, :func:`fit_bump` and :func:`fit_sinusoid` of ``w``.
+    """
+    return fit_gabor(w), fit_bump(w), fit_sinusoid(w)
+
+
+def fit_table(fits: dict[str, tuple[Fit, Fit, Fit]]) -> str:
+    """Tabulate the fits of groups of fields as Markdown: mean residuals, median Gabor width and frequency.
+
+    Parameters
+    ----------
+    fits : group name → its (Gabor, bump, sinusoid) fits (:func:`fit_families`).
+
+    Returns
+    -------
+    str
+        A Markdown table, one row per group.
+    """
+    if not isinstance(fits, dict):
+        raise TypeError(f"fits must be a dict of name -> (Gabor, bump, sinusoid) fits, got {type(fits).__name__}")
+    rows = [
+        "| fields | Gabor $r$ | bump $r$ | sinusoid $r$ | Gabor width $s$ | Gabor frequency $f$ |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, (fg, fb, fs) in fits.items():
+        rows.append(
+            f"| {name} | {fg.residual.mean():.3f} | {fb.residual.mean():.3f} "
+            f"| {fs.residual.mean():.3f} | "
+            f"{np.median(fg.width):.1f} | {np.median(fg.frequency):.2f} |"
+        )
+    return "\n".join(rows)
+
+
+def draw_field_fits(ax: Any, w: Any, gabor_fit: Fit, bump_fit: Fit, *, title: str = "") -> int:
+    """Draw the field with the largest peak among ``w`` with its Gabor and bump fits, centred on the Gabor.
+
+    Sites are shown relative to the fitted Gabor centre (rounded to a site), from −N/2 to N/2 − 1.
+
+    Parameters
+    ----------
+    ax : a Matplotlib Axes.
+    w : (F, N) fields.
+    gabor_fit, bump_fit : their :func:`fit_gabor` and :func:`fit_bump` fits (shape (F,)).
+    title : the panel's title.
+
+    Returns
+    -------
+    int
+        The index of the field drawn.
+    """
+    w = np.asarray(w, dtype=np.float64)
+    if w.ndim != 2 or w.shape[0] != np.shape(gabor_fit.residual)[0]:
+        raise ValueError(f"w must have shape (F, N) with F fits, got {w.shape}")
+    N = w.shape[1]
+    fg, fb = gabor_fit, bump_fit
+    i = int(np.argmax(np.abs(w).max(axis=1)))
+    shift = N // 2 - int(round(fg.center[i]))
+    sites = np.arange(N) - N // 2
+    gabor_i = periodic_gabor(N, fg.center[i], fg.width[i], fg.frequency[i], fg.phase[i], fg.amplitude[i])
+    bump_i = fb.amplitude[i] * np.cos(fb.phase[i]) * wrapped_gaussian(N, fb.center[i], fb.width[i])
+    ax.plot(sites, np.roll(w[i], shift), "k.", label="field")
+    ax.plot(sites, np.roll(gabor_i, shift), label="Gabor")
+    ax.plot(sites, np.roll(bump_i, shift), "--", label="bump")
+    ax.set_title(title)
+    ax.set_xlabel("site − centre")
+    ax.set_xticks([-N // 2, -N // 4, 0, N // 4])
+    return i
