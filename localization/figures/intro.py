@@ -17,7 +17,7 @@ from localization import book, data, initialisation, metrics, plotting, train
 from localization.figures.registry import Built, check_scale, new_figure, register
 from localization.trajectory import Trajectory
 
-__all__ = ["N", "XI", "LR", "BATCH", "STEPS", "GAINS", "Phenomenon", "intro_phenomenon"]
+__all__ = ["N", "XI", "LR", "BATCH", "STEPS", "GAINS", "Phenomenon", "intro_phenomenon", "GAIN_STOPS", "explore_gain"]
 
 #: Input size and length-scales (ξ₀, ξ₁) of the paper's Fig. 3; y = 1 for the longer one.
 N, XI = 40, (1.0, 3.0)
@@ -86,3 +86,61 @@ def intro_phenomenon(scale: str = "chapter") -> Built:
     # each panel crowded the right panel's axis label
     plotting.time_colorbar(axes, runs[next(iter(runs))].times, location="right", aspect=25, pad=0.02)
     return Built(fig, Phenomenon(key, w0, runs, final_ipr))
+
+
+#: The explorer's gain stops (:func:`explore_gain`).
+GAIN_STOPS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
+
+
+def explore_gain(data_key, w0, *, batch: int = 2000, steps: int = 1000, checkpoints: int = 11):
+    """Show the explorer of the field learned on NLGP(g) at every gain of :data:`GAIN_STOPS`.
+
+    One vmapped ``train.train_sweep`` over the stops (the same data stream and start for all
+    gains, at :data:`XI`, :data:`LR`, ``N`` = :data:`N`), computed when first shown.
+
+    Parameters
+    ----------
+    data_key : jax PRNG key
+        The data stream's key (that of :func:`intro_phenomenon`).
+    w0 : array (N,)
+        The initial weights.
+    batch, steps, checkpoints : int
+        The runs' settings (shorter than the figure's).
+
+    Returns
+    -------
+    What ``explorer.explore`` returns.
+    """
+    import functools
+
+    import matplotlib.pyplot as plt
+
+    from localization import explorer
+
+    for name, value in (("batch", batch), ("steps", steps), ("checkpoints", checkpoints)):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    if getattr(w0, "shape", None) != (N,):
+        raise ValueError(f"w0 must have shape ({N},), got {getattr(w0, 'shape', None)}")
+
+    @functools.cache
+    def runs_at_every_gain():
+        tasks = [data.family_task("NLGP", g, xi=XI) for g in GAIN_STOPS]
+        return train.train_sweep(data_key, tasks, w0, lr=LR, batch=batch, steps=steps, checkpoints=checkpoints, n=N)
+
+    def field_figure(gain=100.0):
+        runs = runs_at_every_gain()
+        weights = runs.weights[GAIN_STOPS.index(gain)]
+        fig, ax = plt.subplots(figsize=(plotting.COLUMN_WIDTH, 0.45 * plotting.COLUMN_WIDTH))
+        plotting.plot_field_evolution(ax, weights, runs.times)
+        ax.set_title(f"NLGP(g = {gain:g}): final IPR {float(metrics.ipr(weights[-1])):.2f}")
+        return fig
+
+    return explorer.explore(
+        field_figure,
+        alt=(
+            "The neuron's weights against input position, one curve per checkpoint of training, from "
+            "light green (early) to dark purple (late); the title gives the gain and the final IPR."
+        ),
+        gain=explorer.Slider(GAIN_STOPS, value=100.0, description="gain g"),
+    )

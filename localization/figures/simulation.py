@@ -9,7 +9,10 @@ models), :data:`FIG5` (paper Fig. 5 at the chapter's scale), :data:`PD` (the pha
   figures``), which the chapter calls; they draw with :mod:`localization.figures.sweeps`;
 * :func:`large_n_transition`, :func:`large_n_time`, :func:`data_init_variance` — beyond the paper,
   drawn from the records ``book/data/large_n.json`` and ``book/data/variance_data_init.json``
-  (:func:`read_record`).
+  (:func:`read_record`);
+* :func:`paper_scale` — the recorded paper-scale Fig. 5 run (``book/data/fig5_paper_scale.json``) as
+  arrays; :func:`as_recorded` — settings as a JSON record holds them;
+* :func:`explore_fields` — the chapter's explorer of learned fields (:data:`WIDGET`, :data:`WIDGET_STOPS`).
 """
 
 from __future__ import annotations
@@ -50,6 +53,14 @@ __all__ = [
     "large_n_time",
     "DataInit",
     "data_init_variance",
+    "as_recorded",
+    "PAPER_SCALE_RECORD_PATH",
+    "PAPER_SCALE_COMMAND",
+    "PaperScale",
+    "paper_scale",
+    "WIDGET",
+    "WIDGET_STOPS",
+    "explore_fields",
 ]
 
 #: Input size of every experiment of the chapter (paper: N = 40).
@@ -465,3 +476,167 @@ def data_init_variance(scale: str = "chapter") -> Built:
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=3, fontsize="small")
     axes[1].set_xticks(x, labels)
     return Built(fig, DataInit(record=record, ipr=ipr, peak=peak, agreement=agree))
+
+
+def as_recorded(settings: Any) -> Any:
+    """Return a settings dataclass as a JSON record holds it (a dict; tuples become lists).
+
+    Parameters
+    ----------
+    settings : dataclass instance
+        E.g. ``experiments.near_zero.NEAR_ZERO`` or ``experiments.large_n.LARGE_N``.
+
+    Returns
+    -------
+    dict
+        ``json.loads(json.dumps(dataclasses.asdict(settings)))``.
+    """
+    import dataclasses
+    import json
+
+    if not dataclasses.is_dataclass(settings) or isinstance(settings, type):
+        raise TypeError(f"settings must be a dataclass instance, got {type(settings).__name__}")
+    return json.loads(json.dumps(dataclasses.asdict(settings)))
+
+
+#: The recorded paper-scale Fig. 5 run (section c of the benchmark, :data:`PAPER_SCALE_COMMAND`).
+PAPER_SCALE_RECORD_PATH = "book/data/fig5_paper_scale.json"
+#: The command that writes :data:`PAPER_SCALE_RECORD_PATH`.
+PAPER_SCALE_COMMAND = (
+    ".venv/bin/python benchmarks/bench.py --only c --fig5-steps 6000 --fig5-record book/data/fig5_paper_scale.json"
+)
+
+
+class PaperScale(NamedTuple):
+    """The paper-scale record as arrays, NLGP values first, then Kur (:func:`paper_scale`).
+
+    Attributes
+    ----------
+    record : dict, the JSON record; settings : dict, its ``settings``; families : [NLGP, Kur] entries.
+    values, excess_kurtosis, mean, std : (P,) family parameter, exact excess kurtosis (``inf``
+        where the record holds ``null``), final mean and standard deviation of the IPR over the
+        initialisations.
+    """
+
+    record: dict
+    settings: dict
+    families: list
+    values: Any
+    excess_kurtosis: Any
+    mean: Any
+    std: Any
+
+
+def paper_scale(path: str = PAPER_SCALE_RECORD_PATH) -> PaperScale:
+    """Read the recorded paper-scale Fig. 5 run (batch 5000; ``python`` :data:`PAPER_SCALE_COMMAND`).
+
+    Parameters
+    ----------
+    path : str
+        The record (relative to the repository root, or absolute).
+
+    Returns
+    -------
+    PaperScale
+    """
+    import math
+
+    import numpy as np
+
+    rec = read_record(path)
+    fams = [rec["families"]["NLGP"], rec["families"]["Kur"]]
+
+    def flat(key, none=None):
+        return np.array([none if v is None else v for f in fams for v in f[key]], dtype=np.float64)
+
+    return PaperScale(
+        record=rec,
+        settings=rec["settings"],
+        families=fams,
+        values=flat("values"),
+        excess_kurtosis=flat("excess_kurtosis", math.inf),
+        mean=flat("final_mean_ipr"),
+        std=flat("final_std_ipr"),
+    )
+
+
+#: Settings of the explorer's runs (shorter than the figures').
+WIDGET = dict(lr=0.05, batch=500, steps=500, checkpoints=11, inits=1)
+#: The explorer's slider stops, by parameter.
+WIDGET_STOPS = {
+    "gain": (0.1, 1.0, 3.0, 10.0, 100.0),
+    "k": (4.5, 5.0, 6.0, 8.0, 10.0, 30.0),
+    "J1": (0.35, 0.5, 0.7, 1.0, 1.5),
+}
+_SLIDER = {"NLGP": "gain", "Gaussian clone of NLGP": "gain", "Kur": "k", "Ising": "J1"}
+
+
+def _widget_task(family: str, param: float):
+    """Return the family's task; for the clone, a ``data.CovarianceTask`` with its covariances.
+
+    Its covariances are traced leaves: unlike the clone's own task, whose covariance is static, it
+    trains at every gain in one compiled run.
+    """
+    task = data.family_task(family, param)
+    return data.CovarianceTask(*task.covariances(N)) if family == "Gaussian clone of NLGP" else task
+
+
+def explore_fields(key: Any) -> Any:
+    """Show the explorer of the field M2 learns, for any data family and parameter stop.
+
+    One :func:`experiments.ipr_sweep` per family (all of :data:`WIDGET_STOPS` of its slider, settings
+    :data:`WIDGET`, ``N`` = :data:`N`), computed when the family is first shown.
+
+    Parameters
+    ----------
+    key : jax PRNG key
+        The runs' key (the chapter's ``book.key(CH, "widget")``).
+
+    Returns
+    -------
+    What ``explorer.explore`` returns.
+    """
+    import functools
+
+    import matplotlib.pyplot as plt
+
+    from localization import explorer
+
+    if key is None:
+        raise TypeError("key must be a jax PRNG key, got None")
+
+    @functools.cache
+    def family_runs(family):
+        params = WIDGET_STOPS[_SLIDER[family]]
+        tasks = [_widget_task(family, p) for p in params]
+        return ex.ipr_sweep(key, tasks, params=params, n=N, keep_weights=True, **WIDGET)
+
+    def field_figure(family="NLGP", gain=100.0, k=10.0, J1=0.7):
+        param = {"gain": gain, "k": k, "J1": J1}[_SLIDER[family]]
+        res, i = family_runs(family), WIDGET_STOPS[_SLIDER[family]].index(param)
+        fig, ax = plt.subplots(figsize=(plotting.COLUMN_WIDTH, 0.5 * plotting.COLUMN_WIDTH))
+        plotting.plot_field_evolution(ax, res.path[i, 0], res.times)
+        ax.set_title(
+            f"{family}, {data.FAMILIES[family]} = {param:g}\nexcess kurtosis "
+            f"{res.excess_kurtosis[i]:+.2f}, final IPR {res.final_ipr[i, 0]:.2f}"
+        )
+        return fig
+
+    stops = WIDGET_STOPS
+    return explorer.explore(
+        field_figure,
+        alt=(
+            "The weights M2 learns against input position, one curve per checkpoint of training, from "
+            "light green (early) to dark purple (late); the title gives the data family, its parameter, "
+            "the excess kurtosis and the final IPR."
+        ),
+        family=explorer.Choice(list(data.FAMILIES), value="NLGP", description="data family"),
+        gain=explorer.Slider(stops["gain"], value=100.0, description="gain g"),
+        k=explorer.Slider(stops["k"], value=10.0, description="kurtosis parameter k"),
+        J1=explorer.Slider(stops["J1"], value=0.7, description="Ising coupling J₁"),
+        when={
+            "gain": {"family": ("NLGP", "Gaussian clone of NLGP")},
+            "k": {"family": "Kur"},
+            "J1": {"family": "Ising"},
+        },
+    )
