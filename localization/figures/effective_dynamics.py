@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import jax
 import numpy as np
 
-from localization import book, data, initialisation, metrics, plotting, train
+from localization import book, data, field_analysis, initialisation, metrics, plotting, train
 from localization.experiments import effective_dynamics as cmp
 from localization.experiments import step_size
 from localization.figures.registry import Built, check_scale, new_figure, register
@@ -57,6 +57,17 @@ __all__ = [
     "LrScale",
     "lr_scale_record",
     "lr_scale",
+    "Fig3Measures",
+    "fig3_measures",
+    "ModeStatistics",
+    "mode_statistics",
+    "BreakdownMeasures",
+    "breakdown_measures",
+    "breakdown_summary",
+    "DriftTest",
+    "drift_test",
+    "circulant_spectrum",
+    "amplifier_elasticity",
 ]
 
 #: The chapter's name: the first label of its keys.
@@ -464,3 +475,353 @@ def lr_scale(scale: str = "chapter") -> Built:
     handles, labels = axes[0].get_legend_handles_labels()
     axes[1].legend(handles, labels, fontsize=7, ncol=2, loc="center left")
     return Built(fig, d)
+
+
+# -------------------------------------------------------------------------------------------------
+# The chapter's measurements of its runs (what its checks and glued numbers read)
+# -------------------------------------------------------------------------------------------------
+_FIELDS = ("sgd", "flow", "taylor")
+
+
+def _check_comparisons(name: str, value: Any) -> None:
+    if not isinstance(value, dict) or not all(isinstance(c, cmp.Comparison) for c in value.values()):
+        raise TypeError(f"{name} must be a dict of task name to Comparison, got {type(value).__name__}")
+
+
+class Fig3Measures(NamedTuple):
+    """Final fields of Fig. 3's first initialisation and their measures (:func:`fig3_measures`).
+
+    Each attribute maps a task name ("Ising", "NLGP(0.01)", "Kur(5)") to a dict over "sgd", "flow",
+    "taylor" (``dist``: "flow", "taylor" only).
+
+    Attributes
+    ----------
+    final : dict
+        The final fields, float64 arrays of shape (N,).
+    ipr, peak, mode : dict
+        Final IPR (:func:`localization.metrics.ipr`), unsigned peak position
+        (:func:`localization.field_analysis.peak_position`) and dominant Fourier mode
+        (:func:`localization.field_analysis.dominant_frequency`).
+    dist : dict
+        Shape distance of Eq. (eff-distance) from the SGD field.
+    """
+
+    final: dict[str, dict[str, np.ndarray]]
+    ipr: dict[str, dict[str, float]]
+    peak: dict[str, dict[str, int]]
+    dist: dict[str, dict[str, float]]
+    mode: dict[str, dict[str, int]]
+
+    def summary(self) -> str:
+        """Return one line per task: IPRs, peaks, dominant modes and shape distances to SGD."""
+
+        def row(d):
+            return " / ".join(f"{d[k]:.2f}" if isinstance(d[k], float) else str(d[k]) for k in _FIELDS)
+
+        return "\n".join(
+            f"{name:11s} IPR sgd/flow/taylor = {row(self.ipr[name])}   peak = {row(self.peak[name])}"
+            f"   dominant Fourier mode = {row(self.mode[name])}   shape distance to SGD: flow "
+            f"{self.dist[name]['flow']:.2f}, taylor {self.dist[name]['taylor']:.2f}"
+            for name in self.final
+        )
+
+
+def fig3_measures(first: dict[str, cmp.Comparison]) -> Fig3Measures:
+    """Measure the final fields of Fig. 3's first initialisation (``fig3_sgd_vs_flow().data.first``).
+
+    Parameters
+    ----------
+    first : dict of str to Comparison
+        Task name → SGD, exact-φ and Taylor-φ runs of one initialisation (weights (C, N)).
+
+    Returns
+    -------
+    Fig3Measures
+    """
+    _check_comparisons("first", first)
+    final = {
+        name: {k: np.asarray(getattr(c, k).weights[-1], dtype=np.float64) for k in _FIELDS} for name, c in first.items()
+    }
+    ipr = {name: {k: float(metrics.ipr(w)) for k, w in f.items()} for name, f in final.items()}
+    peak = {name: {k: int(field_analysis.peak_position(w)) for k, w in f.items()} for name, f in final.items()}
+    dist = {
+        name: {k: float(metrics.normalized_distance(f["sgd"], f[k])) for k in ("flow", "taylor")}
+        for name, f in final.items()
+    }
+    mode = {name: {k: int(field_analysis.dominant_frequency(w)) for k, w in f.items()} for name, f in final.items()}
+    return Fig3Measures(final, ipr, peak, dist, mode)
+
+
+class ModeStatistics(NamedTuple):
+    """Final fields of the NLGP(0.01) and Kur(5) runs from all initialisations (:func:`mode_statistics`).
+
+    Each attribute but ``same`` and ``const0`` maps a family ("nlgp", "kur") to a dict over "sgd",
+    "flow" (and, for "kur", "taylor") of arrays over the I initialisations.
+
+    Attributes
+    ----------
+    final : dict
+        Final fields, float64 (I, N).
+    energy : dict
+        Share of ``||w||^2`` per Fourier wave (:func:`localization.field_analysis.frequency_power`),
+        (I, N/2 + 1).
+    dominant : dict
+        The wave with the largest share, (I,).
+    ipr, share : dict
+        Final IPR and :func:`localization.field_analysis.localization_share` (localized: above
+        :data:`localization.field_analysis.LOCALIZED_SHARE`), (I,).
+    same : dict of str to (I,) bool array
+        SGD and exact-φ flow end within shape distance 0.5 (Eq. (eff-distance)).
+    const0 : (I,) ndarray
+        The initial fields' share of ``||w||^2`` in the constant mode.
+    """
+
+    final: dict[str, dict[str, np.ndarray]]
+    energy: dict[str, dict[str, np.ndarray]]
+    dominant: dict[str, dict[str, np.ndarray]]
+    ipr: dict[str, dict[str, np.ndarray]]
+    share: dict[str, dict[str, np.ndarray]]
+    same: dict[str, np.ndarray]
+    const0: np.ndarray
+
+    def summary(self) -> str:
+        """Return the dominant-mode counts, the same-shape counts and the NLGP exceptions' start."""
+        counts = "; ".join(
+            f"{fam} {k} {np.sum(d == 0)}, {np.sum(d == 1)}, {np.sum(d > 1)}"
+            for fam, dd in self.dominant.items()
+            for k, d in dd.items()
+        )
+        same = ", ".join(f"{fam} {np.sum(s)}" for fam, s in self.same.items())
+        exceptions = ", ".join(f"{x:.2f}" for x in self.const0[~self.same["nlgp"]] / np.median(self.const0))
+        return (
+            f"measured: dominant mode counts (k = 0, 1, other) of {self.const0.size}: {counts}; same shape "
+            f"(d < 0.5): {same}; NLGP exceptions' initial constant share / median: {exceptions}"
+        )
+
+
+def mode_statistics(runs: dict[str, cmp.Comparison], w0: Any) -> ModeStatistics:
+    """Measure the final NLGP(0.01) and Kur(5) fields of Fig. 3's runs from all initialisations.
+
+    Parameters
+    ----------
+    runs : dict of str to Comparison
+        "nlgp" and "kur" → the runs of ``fig3_sgd_vs_flow().data.runs`` (weights (I, C, N)).
+    w0 : array_like, shape (I, N)
+        Their initial weights.
+
+    Returns
+    -------
+    ModeStatistics
+    """
+    _check_comparisons("runs", runs)
+    if set(runs) != {"nlgp", "kur"}:
+        raise ValueError(f"runs must have the keys 'nlgp' and 'kur', got {sorted(runs)}")
+    n = np.shape(w0)[-1]
+    final = {
+        fam: {
+            k: np.asarray(getattr(c, k).weights[:, -1], dtype=np.float64)
+            for k in (_FIELDS if fam == "kur" else ("sgd", "flow"))
+        }
+        for fam, c in runs.items()
+    }
+    energy = {fam: {k: field_analysis.frequency_power(w) for k, w in f.items()} for fam, f in final.items()}
+    dominant = {fam: {k: np.argmax(e, -1) for k, e in en.items()} for fam, en in energy.items()}
+    ipr = {fam: {k: np.asarray(metrics.ipr(w)) for k, w in f.items()} for fam, f in final.items()}
+    share = {
+        fam: {k: np.asarray(field_analysis.localization_share(w, n)) for k, w in f.items()} for fam, f in final.items()
+    }
+    same = {fam: metrics.normalized_distance(f["sgd"], f["flow"]) < 0.5 for fam, f in final.items()}
+    const0 = field_analysis.frequency_power(w0)[:, 0]
+    return ModeStatistics(final, energy, dominant, ipr, share, same, const0)
+
+
+class BreakdownMeasures(NamedTuple):
+    """When the Fig. 8 fields localize and where their distance peaks (:func:`breakdown_measures`).
+
+    Attributes
+    ----------
+    share : dict of str to (2, I, C) ndarray
+        "sgd", "flow" → :func:`localization.field_analysis.localization_share` along the runs.
+    t_loc : dict of str to (I,) ndarray
+        First time the NLGP(100) field is localized (inf: not within the run).
+    n_loc : dict of str to int
+        How many NLGP(100) runs localize within the run.
+    i_max : (I,) ndarray
+        Checkpoint of the largest NLGP(100) SGD-vs-flow distance.
+    a3_at_max : dict of str to (I,) ndarray
+        The Lindeberg ratio there.
+    peaks : PeakAgreement
+        Final NLGP(100) peaks of SGD and flow (tolerance 1).
+    """
+
+    share: dict[str, np.ndarray]
+    t_loc: dict[str, np.ndarray]
+    n_loc: dict[str, int]
+    i_max: np.ndarray
+    a3_at_max: dict[str, np.ndarray]
+    peaks: field_analysis.PeakAgreement
+
+
+def breakdown_measures(b: Breakdown) -> BreakdownMeasures:
+    """Measure the Fig. 8 runs: localization times, the distance's peak, the final peaks.
+
+    Parameters
+    ----------
+    b : Breakdown
+        ``fig8_breakdown().data``.
+
+    Returns
+    -------
+    BreakdownMeasures
+    """
+    if not isinstance(b, Breakdown):
+        raise TypeError(f"b must be a Breakdown (fig8_breakdown().data), got {type(b).__name__}")
+    n = b.settings["n"]
+    share = {
+        k: np.asarray(field_analysis.localization_share(np.asarray(getattr(b, k).weights, dtype=np.float64), n))
+        for k in ("sgd", "flow")
+    }
+    t_loc = {
+        k: np.nan_to_num(
+            np.asarray(metrics.first_crossing(b.times, share[k][0], field_analysis.LOCALIZED_SHARE)), nan=np.inf
+        )
+        for k in share
+    }
+    n_loc = {k: int(np.sum(np.isfinite(t))) for k, t in t_loc.items()}
+    i_max = np.argmax(b.distance[0], -1)
+    inits = np.arange(i_max.size)
+    a3_at_max = {k: b.lindeberg[k][0, inits, i_max] for k in b.lindeberg}
+    peaks = field_analysis.peak_agreement(b.sgd.weights[0, :, -1], b.flow.weights[0, :, -1], tol=1)
+    return BreakdownMeasures(share, t_loc, n_loc, i_max, a3_at_max, peaks)
+
+
+def breakdown_summary(b: Breakdown, m: BreakdownMeasures) -> str:
+    """Return the Fig. 8 measurements, one line per NLGP(100) run and one for NLGP(0.01)."""
+    t, d, floor = b.times, b.distance, b.noise_floor
+    rows = [
+        f"init {i}: max d = {d[0, i].max():.2f} ({d[0, i].max() / floor:.1f} x floor) at "
+        f"t = {t[m.i_max[i]]:.1f}, Lindeberg ratio there {m.a3_at_max['sgd'][i]:.2f} (SGD), "
+        f"{m.a3_at_max['flow'][i]:.2f} (flow), initially {b.lindeberg['sgd'][0, i, 0]:.2f}; first above "
+        f"3 x floor at t = {b.t_break[i]:.1f}; localized from t = {m.t_loc['sgd'][i]:.1f} (SGD), "
+        f"{m.t_loc['flow'][i]:.1f} (flow); final peaks {m.peaks.peak1[i]} / {m.peaks.peak2[i]}, final "
+        f"d = {d[0, i, -1]:.2f}"
+        for i in range(m.i_max.size)
+    ]
+    rows.append(
+        f"g = 0.01: noise floor (SGD vs SGD) d = {floor:.3f}, SGD vs flow: median d = {np.median(d[1]):.3f}, "
+        f"max d = {d[1].max():.3f}; max IPR = {b.ipr['sgd'][1].max():.2f} (SGD), "
+        f"{b.ipr['flow'][1].max():.2f} (flow); max share "
+        f"{max(m.share['sgd'][1].max(), m.share['flow'][1].max()):.2f}"
+    )
+    return "\n".join(rows)
+
+
+class DriftTest(NamedTuple):
+    """The effective field against the Monte Carlo SGD drift at one weight vector (:func:`drift_test`).
+
+    Attributes
+    ----------
+    ratio : dict of str to dict of str to float
+        Task name → ``||MC mean - G|| / ||s.e.||`` for G = "F" (Eq. (eff-flow)), "phi not halved"
+        and "(S0+S1)w not halved" (its two factor-2 variants).
+    noise_rel : dict of str to dict of int to float
+        Task name → batch size → the relative noise of one batch gradient,
+        ``||s.d. of a batch mean|| / ||mean||``.
+    """
+
+    ratio: dict[str, dict[str, float]]
+    noise_rel: dict[str, dict[int, float]]
+
+
+def drift_test(tasks: dict[str, data.LengthscaleTask], w: Any, *, num: int = 2**15, batches=(500, 8000)) -> DriftTest:
+    """Compare F(w) of Eq. (eff-flow) and its factor-2 variants with the Monte Carlo mean of -grad(batch MSE).
+
+    Task ``j`` (in order) draws its examples from the book key ``(CHAPTER, "mc-drift", j)``
+    (:func:`localization.experiments.effective_dynamics.monte_carlo_drift`).
+
+    Parameters
+    ----------
+    tasks : dict of str to LengthscaleTask
+    w : array_like, shape (n,)
+        One weight vector.
+    num : int
+        Monte Carlo examples per task.
+    batches : tuple of int
+        The batch sizes whose relative noise is reported.
+
+    Returns
+    -------
+    DriftTest
+    """
+    from localization import theory
+
+    if not isinstance(tasks, dict) or not tasks:
+        raise TypeError(f"tasks must be a non-empty dict of name to LengthscaleTask, got {type(tasks).__name__}")
+    w = np.asarray(w)
+    if w.ndim != 1:
+        raise ValueError(f"w must be one weight vector (n,), got shape {w.shape}")
+    n = w.shape[0]
+    ratio, noise_rel = {}, {}
+    for j, (name, task) in enumerate(tasks.items()):
+        s0, s1 = task.covariances(n)
+        phi = theory.amplifier_of(task.model1.marginal)
+        mc = cmp.monte_carlo_drift(book.key(CHAPTER, "mc-drift", j), task, w, num=num, n=n)
+        F = np.asarray(theory.effective_vector_field(w, phi, s0, s1))
+        a = np.asarray(theory.amplifier_argument(w, s1))
+        variants = {
+            "F": F,
+            "phi not halved": F + 0.5 * np.asarray(theory.evaluate_amplifier(phi, a)),
+            "(S0+S1)w not halved": F - 0.5 * np.asarray((s0 + s1) @ w),
+        }
+        se = np.linalg.norm(mc.stderr)
+        ratio[name] = {k: float(np.linalg.norm(mc.mean - G) / se) for k, G in variants.items()}
+        noise_rel[name] = {B: float(se * math.sqrt(mc.num / B) / np.linalg.norm(mc.mean)) for B in batches}
+    return DriftTest(ratio, noise_rel)
+
+
+def circulant_spectrum(task: data.LengthscaleTask, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    r"""Return a task's covariances and their circulant spectra: Σ₀, Σ₁, λ₁(k) and μ(k) = λ₀(k) + λ₁(k).
+
+    Parameters
+    ----------
+    task : LengthscaleTask
+        Its covariances on a ring of ``n`` sites are circulant.
+    n : int
+        Ring size.
+
+    Returns
+    -------
+    s0, s1 : (n, n) ndarray
+    lam1, mu : (n,) ndarray
+        Eigenvalues at wave numbers k = 0, …, n - 1 (the FFT of the first row).
+    """
+    if not isinstance(task, data.LengthscaleTask):
+        raise TypeError(f"task must be a LengthscaleTask, got {type(task).__name__}")
+    s0, s1 = (np.asarray(s) for s in task.covariances(n))
+    lam0, lam1 = np.real(np.fft.fft(s0[0])), np.real(np.fft.fft(s1[0]))
+    return s0, s1, lam1, lam0 + lam1
+
+
+def amplifier_elasticity(phi: Any, a0: float, h: float = 1e-5) -> tuple[float, float]:
+    r"""Return ρ = a₀ φ'(a₀) / φ(a₀) of Eq. (eff-mode-rate) (central difference, step ``h``) and φ(a₀).
+
+    Parameters
+    ----------
+    phi : amplifier
+        Any φ that :func:`localization.theory.evaluate_amplifier` accepts.
+    a0 : float
+        In (0, 1 - h].
+    h : float
+        The difference step, > 0.
+
+    Returns
+    -------
+    rho, phi_a0 : float
+        ρ = 1 for a linear φ.
+    """
+    from localization.theory import evaluate_amplifier
+
+    if not (h > 0 and 0 < a0 <= 1 - h):
+        raise ValueError(f"need h > 0 and 0 < a0 <= 1 - h, got a0 = {a0}, h = {h}")
+    v0, vp, vm = np.asarray(evaluate_amplifier(phi, np.array([a0, a0 + h, a0 - h])))
+    return a0 * (vp - vm) / (2 * h) / v0, v0

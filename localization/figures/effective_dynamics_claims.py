@@ -53,6 +53,9 @@ __all__ = [
     "first_most_localized",
     "kurtosis_sweep",
     "kurtosis_threshold",
+    "PeakMeasures",
+    "peak_measures",
+    "excess_kurtosis_at",
 ]
 
 #: The peak count's NLGP gains and length-scales (the paper's code's setting) and SGD batch.
@@ -266,3 +269,73 @@ def kurtosis_threshold(scale: str = "chapter") -> Built:
     fig = new_figure((plotting.COLUMN_WIDTH, 9.6), layout="constrained")
     draw_kurtosis_threshold(fig.subplots(3, 1), result.sweep, result.thresholds, result.k_star)
     return Built(fig, result)
+
+
+class PeakMeasures(NamedTuple):
+    """How sharp and how spread the peak count's final SGD fields are (:func:`peak_measures`).
+
+    Attributes
+    ----------
+    ipr, share : dict of str to (I,) ndarray
+        Setting → the final SGD fields' IPR and :func:`localization.field_analysis.localization_share`.
+    distinct : int
+        How many distinct peak positions the Ising SGD fields take.
+    """
+
+    ipr: dict[str, np.ndarray]
+    share: dict[str, np.ndarray]
+    distinct: int
+
+    def summary(self, agree: dict[str, field_analysis.PeakAgreement]) -> str:
+        """Return the counts of ``agree`` (exact / within 1 / differ by more than 1) and these measures."""
+        counts = "; ".join(
+            f"{name} {a.count_exact} / {a.count_within} / {np.count_nonzero(a.offset > 1)}" for name, a in agree.items()
+        )
+        ipr = ", ".join(f"{name} {v.min():.2f}" for name, v in self.ipr.items())
+        share = ", ".join(f"{name} {v.min():.3f}" for name, v in self.share.items())
+        return (
+            f"measured (exact / within 1 / differ by more than 1, of 30): {counts}; {self.distinct} distinct "
+            f"Ising peak positions; min final IPR of SGD {ipr}; min share {share}"
+        )
+
+
+def peak_measures(count: PeakCount) -> PeakMeasures:
+    """Measure the peak count's final SGD fields (``peak_failures().data``).
+
+    Parameters
+    ----------
+    count : PeakCount
+
+    Returns
+    -------
+    PeakMeasures
+    """
+    if not isinstance(count, PeakCount):
+        raise TypeError(f"count must be a PeakCount (peak_failures().data), got {type(count).__name__}")
+    ipr = {name: np.asarray(metrics.ipr(s), dtype=np.float64) for name, (s, f) in count.final.items()}
+    share = {
+        name: np.asarray(field_analysis.localization_share(np.asarray(s, np.float64), np.shape(s)[-1]))
+        for name, (s, f) in count.final.items()
+    }
+    return PeakMeasures(ipr, share, int(np.unique(count.agree["Ising"].peak1).size))
+
+
+def excess_kurtosis_at(family: str, p: float) -> float:
+    """Return the exact excess kurtosis of NLGP(gain = p) or Kur(k = p) (unit length-scale).
+
+    Parameters
+    ----------
+    family : {"NLGP", "Kur"}
+    p : float
+        The gain g > 0 or the exponent k > 4; NaN (a threshold not found) gives NaN.
+
+    Returns
+    -------
+    float
+    """
+    if family not in ("NLGP", "Kur"):
+        raise ValueError(f"family must be 'NLGP' or 'Kur', got {family!r}")
+    if not np.isfinite(p):
+        return math.nan
+    model = data.NLGP(1.0, gain=p) if family == "NLGP" else data.Kur(1.0, k=p)
+    return model.marginal.excess_kurtosis

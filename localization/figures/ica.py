@@ -11,12 +11,18 @@ with the chapter's key and draws the filters with
 
 from __future__ import annotations
 
-from localization import book, data, plotting
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from localization import book, data, field_analysis, metrics, plotting
 from localization.experiments import ica
 from localization.figures.many_neurons import N, draw_filter_gallery
 from localization.figures.registry import Built, check_scale, new_figure, register
 
-__all__ = ["N", "XI", "GRID", "XI_GRID", "fig6_ica", "fig1_ica_grid"]
+__all__ = ["N", "XI", "GRID", "XI_GRID", "fig6_ica", "fig1_ica_grid", "FilterOutputs", "filter_outputs"]
 
 #: Length-scales of the ring task (Kur(3)); the ring size is :data:`N`.
 XI = (1.0, 3.0)
@@ -70,3 +76,53 @@ def fig1_ica_grid(scale: str = "chapter") -> Built:
     fig = new_figure((plotting.COLUMN_WIDTH, 3.1), layout="constrained")
     draw_filter_gallery(fig, fit.filters, GRID, "FastICA on NLGP(100), 12 × 12 torus: 12 of 64 filters", cols=6)
     return Built(fig, fit)
+
+
+class FilterOutputs(NamedTuple):
+    """The outputs of a fit's filters on fresh examples (:func:`filter_outputs`).
+
+    Attributes
+    ----------
+    outputs : (num, C) ndarray
+        ``(x - mean(x)) @ W^T`` for ``num`` fresh examples x of the task.
+    labels : (num,) ndarray
+        Their classes.
+    kurtosis : (C,) ndarray
+        The sample excess kurtosis of each filter's output (:func:`localization.metrics.sample_excess_kurtosis`).
+    localized : (C,) bool ndarray
+        :func:`localization.field_analysis.is_localized` of each filter.
+    """
+
+    outputs: np.ndarray
+    labels: np.ndarray
+    kurtosis: np.ndarray
+    localized: np.ndarray
+
+
+def filter_outputs(key: jax.Array, task: data.LengthscaleTask, fit: ica.ICAResult, num: int = 100_000) -> FilterOutputs:
+    """Apply a fit's filters to ``num`` fresh float64 examples of ``task`` (both classes, centred).
+
+    Parameters
+    ----------
+    key : jax.Array
+        The examples' key.
+    task : LengthscaleTask
+        The fitted task.
+    fit : ICAResult
+        ``filters`` (C, n), n the ring size.
+    num : int
+        Examples, >= 2.
+
+    Returns
+    -------
+    FilterOutputs
+    """
+    if not isinstance(fit, ica.ICAResult):
+        raise TypeError(f"fit must be an ICAResult (ica.fit_ica), got {type(fit).__name__}")
+    if not isinstance(num, int) or num < 2:
+        raise ValueError(f"num must be an integer >= 2, got {num!r}")
+    n = fit.filters.shape[-1]
+    x, y = (np.asarray(a) for a in task.sample(key, num, n, jnp.float64))
+    s = (x - x.mean(0)) @ fit.filters.T
+    kurtosis = np.asarray(metrics.sample_excess_kurtosis(s, axis=0))
+    return FilterOutputs(s, y, kurtosis, field_analysis.is_localized(fit.filters, n))
