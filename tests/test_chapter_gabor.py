@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from localization.experiments import gabor
+from localization.figures import gabor as gabor_fig
 
 N = 24
 
@@ -36,10 +37,10 @@ def test_draw_field_fits_draws_the_largest_field():
     fg, fb, _ = gabor.fit_families(w)
     fig, ax = plt.subplots()
     try:
-        i = gabor.draw_field_fits(ax, w, fg, fb, title="toy")
+        i = gabor_fig.draw_field_fits(ax, w, fg, fb, title="toy")
         assert i == 1  # the member has amplitude 2
         assert len(ax.lines) == 3 and ax.get_title() == "toy"
         with pytest.raises(ValueError, match="w must"):
-            gabor.draw_field_fits(ax, w[:1], fg, fb)
+            gabor_fig.draw_field_fits(ax, w[:1], fg, fb)
     finally:
         plt.close(fig)

@@ -463,3 +463,8 @@ def random_half_space_gates(key: jax.Array, num_dims: int, num_gates: int) -> Ha
     p = v.integer("num_gates", num_gates, 1)
     z = prng.flat_normal(key, (p, n), jnp.float64)
     return HalfSpaceGates(z / jnp.linalg.norm(z, axis=1, keepdims=True))
+
+
+# -------------------------------------------------------------------------------------------------
+# The chapter's figures (drawing only: every number is computed by the chapter)
+# -------------------------------------------------------------------------------------------------

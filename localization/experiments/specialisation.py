@@ -14,6 +14,9 @@ positive initialisation, tiling and weight sharing as K grows, and the reduced t
 * :class:`ReducedParams`, :func:`reduced_predict`, :func:`expand_reduced`, :func:`init_reduced`,
   :func:`train_reduced` — the reduced model of notes 004 Eqs. (3)–(4): P shared fields with all their
   translates (and both signs) and one bias each, trained by online SGD.
+* :func:`tiling`, :func:`null_gap_cv` — per network, how alike the localized fields are and how
+  evenly their peaks tile the ring, and the gap CV of random sites.
+* :func:`draw_populations`, :func:`draw_reduced` — the chapter's two figures.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ __all__ = [
     "init_reduced",
     "train_reduced",
     "reduced_loss",
+    "tiling",
+    "null_gap_cv",
 ]
 
 #: The chapter's setting: paper Fig. 6 (left) — SCM, logistic sigmoid, K = 10, N = 40, trainable biases,
@@ -182,6 +187,57 @@ def contingency(localized: ArrayLike, bias: ArrayLike) -> np.ndarray:
         raise ValueError(f"localized must be a bool array of the bias' shape {b.shape}, got {loc.dtype} {loc.shape}")
     neg = b < 0
     return np.array([[np.sum(loc & neg), np.sum(loc & ~neg)], [np.sum(~loc & neg), np.sum(~loc & ~neg)]])
+
+
+def tiling(m: Measurements) -> np.ndarray:
+    """Per network with at least two localized fields: their similarity and the evenness of their peaks.
+
+    Parameters
+    ----------
+    m : Measurements
+        From :func:`measure`, fields (I, K, N).
+
+    Returns
+    -------
+    numpy.ndarray
+        (J, 2), one row per network with ≥ 2 localized fields (J ≤ I): the mean similarity up to
+        translation and sign of its localized fields (:func:`localization.field_analysis.within_similarity`,
+        the ρ of the chapter's Eq. (eq-sp-xcorr)) and the coefficient of variation of the gaps between
+        their peaks (:func:`localization.field_analysis.gap_cv`).
+    """
+    if not isinstance(m, Measurements):
+        raise TypeError(f"m must be Measurements, got {type(m).__name__}")
+    N = m.fields.shape[-1]
+    rows = [
+        (
+            field_analysis.within_similarity(W[loc]),
+            field_analysis.gap_cv(field_analysis.peak_sites(W[loc])[0][:, 0], N),
+        )
+        for W, loc in zip(m.fields, m.localized, strict=True)
+        if loc.sum() >= 2
+    ]
+    return np.asarray(rows)
+
+
+def null_gap_cv(key: jax.Array, m: int, n: int, draws: int = 500) -> float:
+    """Mean gap CV (:func:`localization.field_analysis.gap_cv`) of ``m`` peaks at uniform random sites.
+
+    Parameters
+    ----------
+    key : JAX PRNG key of the sites.
+    m : number of peaks (≥ 1).
+    n : ring size (≥ 1).
+    draws : Monte Carlo draws (≥ 1).
+
+    Returns
+    -------
+    float
+        The mean over ``draws`` sets of ``m`` independent uniform sites on ``0..n-1``.
+    """
+    key = v.key("key", key)
+    m, n, draws = v.integer("m", m, 1), v.integer("n", n, 1), v.integer("draws", draws, 1)
+    sites = np.asarray(jax.random.randint(key, (draws, m), 0, n))
+    return float(np.mean([field_analysis.gap_cv(row, n) for row in sites]))
 
 
 # -------------------------------------------------------------------------------------------------
@@ -366,3 +422,8 @@ def reduced_loss(key: jax.Array, task: Task, params: ReducedParams, num: int = 2
         for a, c in zip(flat_w, flat_b, strict=True)
     ]
     return np.asarray(out, np.float64).reshape(w.shape[:-2])
+
+
+# -------------------------------------------------------------------------------------------------
+# the chapter's figures
+# -------------------------------------------------------------------------------------------------

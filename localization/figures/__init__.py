@@ -9,7 +9,7 @@ The command is ``python -m localization figures --out DIR [--only NAMES] [--scal
   curves and tables, NPZ for fields, each with a header of settings, seed and commit);
 * one module per chapter with figures, in book order — ``intro``, ``data``, ``simulation`` (and
   ``near_zero``, its figure of the fields just below zero excess kurtosis), ``many_neurons``,
-  ``ica``, ``two_dimensions``, ``amplifier``, ``mechanism``, ``gaussian``, ``effective_dynamics``
+  ``ica``, ``two_dimensions``, ``amplifier``, ``mechanism``, ``gaussian``, ``elliptical``, ``effective_dynamics``
   (and ``effective_dynamics_claims``, its other two figures) — each with the chapter's builders
   (``figures.simulation.fig5_ipr_vs_kurtosis()``), its settings as module constants and its
   drawing functions (``draw_*``);
@@ -25,7 +25,8 @@ panels and the book's style are :mod:`localization.plotting`.
 from localization.figures import registry  # noqa: I001  (the machinery first)
 from localization.figures import intro, data, simulation, many_neurons, ica, two_dimensions, amplifier, mechanism
 from localization.figures import near_zero
-from localization.figures import gaussian
+from localization.figures import gdln, hypercube, specialisation, gabor
+from localization.figures import gaussian, elliptical
 from localization.figures import effective_dynamics, effective_dynamics_claims, flows, sgd_vs_flow, sweeps
 from localization.figures import export
 from localization.figures.sgd_vs_flow import draw_breakdown, draw_breakdown_snapshots, draw_sgd_vs_flow
@@ -49,6 +50,10 @@ __all__ = [
     "data",
     "simulation",
     "near_zero",
+    "gdln",
+    "hypercube",
+    "specialisation",
+    "gabor",
     "many_neurons",
     "ica",
     "two_dimensions",
@@ -60,6 +65,7 @@ __all__ = [
     "sgd_vs_flow",
     "flows",
     "gaussian",
+    "elliptical",
     "draw_breakdown",
     "draw_breakdown_snapshots",
     "draw_sgd_vs_flow",
