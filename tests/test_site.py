@@ -57,6 +57,12 @@ def _toc_pages():
 PAGES = _toc_pages()
 
 
+def _has_figure(page: str) -> bool:
+    """Whether the built page has a numbered figure (a chapter with figures)."""
+    html = SITE / f"{page}.html"
+    return html.exists() and "<figure" in html.read_text(encoding="utf-8")
+
+
 def _has_explorer(page: str) -> bool:
     html = SITE / f"{page}.html"
     return html.exists() and 'class="loc-explorer' in html.read_text(encoding="utf-8")
@@ -1035,3 +1041,21 @@ def test_every_contents_entry_is_shown_whole(browser, page):
     browser.open(page, 1280)
     cut = browser.evaluate(MEASURE_CONTENTS)
     assert not cut, f"{page}: contents entries cut off: {cut[:8]}"
+
+
+# Where a chapter's first figure starts, in CSS px from the top of the page (1280 x 900 window).
+FIRST_FIGURE_TOP = """(() => {
+  const f = document.querySelector('.bd-article figure');
+  return f ? f.getBoundingClientRect().top + window.scrollY : null;
+})()"""
+
+CHAPTERS_WITH_FIGURES = [p for p in PAGES if p.startswith("book/") and p.count("/") == 1 and _has_figure(p)]
+
+
+@pytest.mark.parametrize("page", CHAPTERS_WITH_FIGURES)
+def test_the_headline_figure_is_on_the_first_or_second_screen(browser, page):
+    """A chapter shows its result first (issue 34): its first figure starts within the first two
+    screens of a 1280 x 900 window."""
+    browser.open(page, 1280)
+    top = browser.evaluate(FIRST_FIGURE_TOP)
+    assert top is not None and top < 2 * 900, f"{page}: the first figure starts at {top:.0f} px"
