@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from localization import data
-from localization.experiments import gdln as gx
 from localization.figures import gdln as gdln_fig
 from localization.theory import gates, gdln
 from localization.theory import gdln_moments as gm

@@ -9,7 +9,8 @@ holding the chapter's settings (module constants), its computation and its drawi
 * :func:`mechanism_ipr` — the IPR along the flow and the two parts of its rate.
 
 :func:`setup` gives the chapter's tasks (which its checks use too), :func:`integrate_flows` the flows
-the two last figures show.
+the two last figures show, :func:`fourier_jacobian` the Jacobian of the flow in the Fourier basis
+(the chapter's checks of Eqs. (mech-rates) and (mech-const)).
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ __all__ = [
     "Setup",
     "setup",
     "integrate_flows",
+    "fourier_jacobian",
+    "StartsFlow",
+    "flow_from_starts",
+    "ipr_split_integrals",
     "GainData",
     "mechanism_gain",
     "mechanism_flow",
@@ -142,6 +147,113 @@ def integrate_flows(setting: Setup, steps: int) -> dict[str, Trajectory]:
             w0[0], phi, *setting.cov[name], lr=FLOW_LR, steps=steps, checkpoints=np.arange(0, steps + 1, 20)
         )
     return flows
+
+
+def fourier_jacobian(w: Any, phi: Any, cov0: Any, cov1: Any, basis: Any) -> np.ndarray:
+    r"""Return the Jacobian of the effective flow (Eq. (mech-flow)) at ``w`` in a basis: :math:`Q^\top JQ`.
+
+    :math:`J` is :func:`localization.theory.effective_jacobian` (forward-mode automatic
+    differentiation of :math:`\tfrac12[\varphi(a)-(\Sigma_0+\Sigma_1)w]`, :math:`a=\Sigma_1w/s`) for
+    any differentiable φ; in the real Fourier basis of circulant covariances it is diagonal at a
+    single-mode fixed point (Eq. (mech-rates)) and at the constant state (Eq. (mech-const)).
+    The Gaussian chapter's :func:`localization.figures.gaussian.fourier_jacobian` is the case
+    φ(a) = √(2/π) a.
+
+    Parameters
+    ----------
+    w : array_like
+        (N,) weights with :math:`w^\top\Sigma_1w > 0`.
+    phi : PytreeAmplifier or Callable
+        The amplifier φ, differentiable in JAX (an exact amplifier, not a tabulated one).
+    cov0, cov1 : array_like
+        (N, N) class covariances; ``cov1`` with unit diagonal.
+    basis : array_like
+        (N, N) orthonormal basis ``Q`` (columns), e.g. ``circulant_spectra(...).basis``.
+
+    Returns
+    -------
+    np.ndarray
+        (N, N) float64, entry (k, l) = :math:`Q_{\cdot k}^\top J\,Q_{\cdot l}`.
+    """
+    q = np.asarray(v.float_array("basis", basis, ndim_min=2), dtype=np.float64)
+    n = np.shape(w)[-1] if np.ndim(w) else 0
+    if np.ndim(w) != 1 or q.shape != (n, n):
+        raise ValueError(f"w must be (N,) and basis (N, N), got shapes {np.shape(w)} and {q.shape}")
+    if not np.allclose(q.T @ q, np.eye(n), rtol=0, atol=1e-10):
+        raise ValueError("basis must be orthonormal (Q^T Q = I to 1e-10)")
+    return q.T @ theory.effective_jacobian(w, phi, cov0, cov1) @ q
+
+
+class StartsFlow(NamedTuple):
+    r"""The effective flow from several starts (see :func:`flow_from_starts`).
+
+    Attributes
+    ----------
+    times : numpy.ndarray
+        (C,) checkpoint times.
+    weights : numpy.ndarray
+        (S, C, N) weights at the checkpoints.
+    ipr : numpy.ndarray
+        (S, C) their IPR :math:`\sum_iw_i^4/(\sum_iw_i^2)^2`.
+    """
+
+    times: np.ndarray
+    weights: np.ndarray
+    ipr: np.ndarray
+
+
+def flow_from_starts(w0: Any, phi: Any, cov0: Any, cov1: Any, t_end: float = 200.0) -> StartsFlow:
+    """Integrate Eq. (mech-flow) from each start by forward Euler (step :data:`FLOW_LR`), 201 checkpoints.
+
+    Parameters
+    ----------
+    w0 : array_like
+        (S, N) non-zero starts.
+    phi : PytreeAmplifier or Callable
+        The amplifier φ (a tabulated one is fastest); pass the same function object to every call
+        for one compiled flow.
+    cov0, cov1 : array_like
+        (N, N) class covariances; ``cov1`` with unit diagonal.
+    t_end : float
+        Final time > 0, a whole number of steps of :data:`FLOW_LR` (default 200).
+
+    Returns
+    -------
+    StartsFlow
+        Times (201,), weights (S, 201, N) and IPR (S, 201).
+    """
+    t_end = v.positive("t_end", t_end)
+    steps = int(t_end / FLOW_LR)
+    if steps < 200 or abs(steps * FLOW_LR - t_end) > 1e-9:
+        raise ValueError(f"t_end must be a whole number >= 200 of steps of {FLOW_LR}, got {t_end}")
+    tr = theory.integrate_effective(w0, phi, cov0, cov1, lr=FLOW_LR, steps=steps, checkpoints=201)
+    weights = np.asarray(tr.weights)
+    ipr = np.sum(weights**4, -1) / np.sum(weights**2, -1) ** 2
+    return StartsFlow(np.asarray(tr.times), weights, ipr)
+
+
+def ipr_split_integrals(flow: StartsFlow, phi: Any, cov0: Any, cov1: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Integrate the two parts of the IPR's rate, Eq. (mech-ipr), along a flow (trapezoid rule).
+
+    Parameters
+    ----------
+    flow : StartsFlow
+        The flow (:func:`flow_from_starts`).
+    phi, cov0, cov1
+        As for :func:`localization.theory.mechanism.ipr_rate_split` (the flow's amplifier and covariances).
+
+    Returns
+    -------
+    tuple[np.ndarray, np.ndarray]
+        ``(linear, gain)``, each (S,): the integrals over the run of the linear-flow part and the
+        gain part (gain ≠ √(2/π)).
+    """
+    from localization.theory import mechanism as mech
+
+    if not isinstance(flow, StartsFlow):
+        raise TypeError(f"flow must be a StartsFlow (flow_from_starts), got {type(flow).__name__}")
+    linear, gain = mech.ipr_rate_split(flow.weights, phi, cov0, cov1)
+    return np.trapezoid(linear, flow.times, axis=-1), np.trapezoid(gain, flow.times, axis=-1)
 
 
 class GainData(NamedTuple):
