@@ -68,6 +68,7 @@ CORE = (
     "sharding",
     "traced_task",
     "validation",
+    "records",
 )
 #: The book's infrastructure: its conventions, measured claims, explorers and figure helpers.
 BOOK = (
@@ -76,7 +77,6 @@ BOOK = (
     "claims",
     "claim_revisions",
     "claims_sweep",
-    "records",
     "scorecard",
     "explorer",
     "explorer_controls",

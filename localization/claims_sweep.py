@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from localization import claims
+from localization import claims, records
 
 __all__ = [
     "ROOT",
@@ -86,13 +86,7 @@ def parse_seeds(text: str) -> tuple[int, ...]:
 
 
 def _commit() -> str:
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "book", "localization"], cwd=ROOT,
-                               capture_output=True, text=True, check=True)  # fmt: skip
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head.stdout.strip() + ("+uncommitted" if dirty.stdout.strip() else "")
+    return records.commit(("book", "localization"))
 
 
 def _run_one(chapter: str, seed: int, log: Path, cache: Path) -> tuple[float, str | None]:

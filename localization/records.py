@@ -8,12 +8,20 @@ line**: ``"<file or glob under book/data>": Record("what it is", "command", "cha
 (sizes are read from the files). A unit test fails when a file in ``book/data/`` matches no entry,
 when an entry matches no file, when its chapter does not exist, or when the page's listing is stale
 (:func:`stale_rows`: a size may drift by a quarter, as rerunning a record changes it a little).
+
+Every record is written by :func:`write` (JSON, with the commit that ran it, :func:`commit`, and JAX's
+version), so that all records carry the same provenance under the same keys.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import json
+import math
+import os
 import re
+import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -29,6 +37,8 @@ __all__ = [
     "listing",
     "update_page",
     "stale_rows",
+    "commit",
+    "write",
 ]
 
 #: The repository (the package's parent directory).
@@ -358,3 +368,85 @@ def _without_size(row: str) -> tuple[str, float]:
         return row, 0.0
     value = float(m.group(1)) * {"B": 1, "kB": 1e3, "MB": 1e6}[m.group(2)]
     return row[: m.start()] + "| SIZE" + (m.group(3) or "") + " |" + row[m.end() :], value
+
+
+def commit(paths: tuple[str, ...] = ("localization",)) -> str:
+    """Return the repository's commit, with ``+uncommitted`` when ``paths`` differ from it.
+
+    Parameters
+    ----------
+    paths : tuple of str
+        Paths (relative to :data:`ROOT`) whose uncommitted changes mark the commit.
+
+    Returns
+    -------
+    str
+        The commit's hash, ``"<hash>+uncommitted"``, or ``"unknown"`` outside a git checkout.
+    """
+    if not isinstance(paths, tuple) or not all(isinstance(p, str) for p in paths):
+        raise TypeError(f"paths must be a tuple of str, got {paths!r}")
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", *paths], cwd=ROOT, capture_output=True, text=True, check=True
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head.stdout.strip() + ("+uncommitted" if dirty.stdout.strip() else "")
+
+
+def _finite(value, where: str) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"record: {where} is {value}; a record holds finite numbers (write null for a missing one)")
+    if isinstance(value, Mapping):
+        for k, x in value.items():
+            _finite(x, f"{where}[{k!r}]")
+    elif isinstance(value, (list, tuple)):
+        for i, x in enumerate(value):
+            _finite(x, f"{where}[{i}]")
+
+
+def write(path: str | os.PathLike, record: Mapping, *, compact: bool = False) -> Path:
+    """Write a run's record as JSON, with its provenance: the one way a record is written.
+
+    ``commit`` (:func:`commit`, unless the record names one already, as a resumed run keeps the first)
+    and ``jax_version`` are added when absent. The file is written to a temporary name and moved into
+    place, so that a run stopped while writing never leaves half a record.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file; its directory must exist.
+    record : Mapping
+        JSON-serialisable: strings, finite numbers, None, and lists and mappings of them.
+    compact : bool
+        No indentation (large records of arrays); default one space per level.
+
+    Returns
+    -------
+    Path
+        The path written.
+
+    Raises
+    ------
+    TypeError
+        ``record`` is not a mapping, or holds something JSON cannot write.
+    ValueError
+        The directory does not exist, or the record holds NaN or an infinity.
+    """
+    import jax
+
+    if not isinstance(record, Mapping):
+        raise TypeError(f"record must be a mapping, got {type(record).__name__}")
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise ValueError(f"path must be in an existing directory, got {str(path)!r}")
+    _finite(dict(record), "record")
+    full = {**record}
+    full.setdefault("commit", commit())
+    full.setdefault("jax_version", jax.__version__)
+    text = json.dumps(full, separators=(",", ":")) if compact else json.dumps(full, indent=1)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text + "\n", encoding="utf-8")
+    os.replace(partial, path)
+    return path

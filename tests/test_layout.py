@@ -37,7 +37,6 @@ BOOK_INFRA = (
     "page",
     "plotting",
     "rasterise",
-    "records",
     "scorecard",
 )
 #: The plumbing every layer may use.

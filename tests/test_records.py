@@ -84,3 +84,27 @@ def test_records_command_prints_the_table(capsys):
         assert code == 1 and "disagree" in err
     else:
         assert code == 0 and out.startswith("| file | what it is |") and not err
+
+
+def test_write_adds_provenance_and_refuses_bad_records(tmp_path):
+    """records.write (issue 34: one way to write a record): commit and JAX version added unless the
+    record names them, atomic (no partial file left), NaN and a missing directory refused by name."""
+    import json
+
+    import jax
+
+    from localization import records
+
+    path = records.write(tmp_path / "r.json", {"settings": {"n": 40}, "ipr": [0.1, 0.2]})
+    written = json.loads(path.read_text())
+    assert written["jax_version"] == jax.__version__ and written["commit"] == records.commit()
+    assert written["ipr"] == [0.1, 0.2] and not list(tmp_path.glob("*.partial"))
+    kept = records.write(tmp_path / "k.json", {"commit": "abc"}, compact=True)
+    assert json.loads(kept.read_text())["commit"] == "abc" and "\n " not in kept.read_text()
+    with pytest.raises(ValueError, match=r"record\['ipr'\]\[1\] is nan"):
+        records.write(tmp_path / "n.json", {"ipr": [0.1, float("nan")]})
+    with pytest.raises(ValueError, match="existing directory"):
+        records.write(tmp_path / "missing" / "r.json", {})
+    with pytest.raises(TypeError, match="record must be a mapping"):
+        records.write(tmp_path / "l.json", [1, 2])
+    assert not (tmp_path / "n.json").exists()

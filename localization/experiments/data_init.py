@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike, DTypeLike
 
-from localization import data, metrics, train
+from localization import data, metrics, records, train
 from localization import validation as v
 
 __all__ = [
@@ -264,14 +264,9 @@ def data_init_record(seed: int = 0, *, path: str | None = None, settings: Mappin
     dict
         Settings, seed, commit, seconds, and ``ks``, ``excess_kurtosis``, ``ipr`` (P, D, J), ``peak`` (P, D, J).
     """
-    import json
-    import subprocess
     import time
 
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
+    commit = records.commit()
     s = dict(settings)
     tasks = [data.family_task("Kur", k, xi=tuple(s["xi"])) for k in s["ks"]]
     start = time.perf_counter()
@@ -292,7 +287,6 @@ def data_init_record(seed: int = 0, *, path: str | None = None, settings: Mappin
         ),
         command=f"nice -n 10 .venv/bin/python -m localization.experiments.runs data_init {path} --seed {seed}",
         commit=commit,
-        jax_version=jax.__version__,
         seed=seed,
         settings={k: list(x) if isinstance(x, tuple) else x for k, x in s.items()},
         seconds=round(time.perf_counter() - start, 1),
@@ -302,6 +296,5 @@ def data_init_record(seed: int = 0, *, path: str | None = None, settings: Mappin
         peak=g.peak.tolist(),
     )
     if path is not None:
-        with open(path, "w") as f:
-            json.dump(record, f, indent=1)
+        records.write(path, record)
     return record

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import jax
 import numpy as np
 
-from localization import data, metrics, train
+from localization import data, metrics, records, train
 from localization import validation as v
 
 if TYPE_CHECKING:
@@ -270,8 +270,6 @@ def record_paper_samplers(path: str | Path = PAPER_SAMPLERS_RECORD, seed: int = 
     dict[str, Any]
         The record (also written to ``path``).
     """
-    import json
-    import subprocess
     import time
 
     from localization.data import paper_samplers as ps
@@ -281,10 +279,7 @@ def record_paper_samplers(path: str | Path = PAPER_SAMPLERS_RECORD, seed: int = 
     t0 = time.time()
     fig5 = paper_samplers_fig5(jax.random.fold_in(key, 5))
     fig7 = paper_samplers_fig7(jax.random.fold_in(key, 7))
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
+    commit = records.commit()
     record = dict(
         command="python -m localization.experiments.data_properties",
         seed=seed,
@@ -296,8 +291,7 @@ def record_paper_samplers(path: str | Path = PAPER_SAMPLERS_RECORD, seed: int = 
         fig5=fig5,
         fig7=fig7,
     )
-    with open(path, "w") as f:
-        json.dump(record, f, indent=1)
+    records.write(path, record)
     return record
 
 

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike, DTypeLike
 
-from localization import data, metrics
+from localization import data, metrics, records
 from localization import validation as v
 
 __all__ = [
@@ -231,13 +231,9 @@ def large_n_sweep(
         ``settings``, ``seed``, ``sizes`` (a list of :func:`large_n_size` records).
     """
     import json
-    import subprocess
 
     key = v.key("key", key)
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
+    commit = records.commit()
     record: dict[str, Any] = dict(
         description=(
             "experiments.simulation.large_n_sweep: final IPR of M2 against excess kurtosis (NLGP, Kur) "
@@ -247,7 +243,6 @@ def large_n_sweep(
         ),
         command=f"nice -n 10 .venv/bin/python -m localization.experiments.runs {name} {path} --seed {seed}",
         commit=commit,
-        jax_version=jax.__version__,
         seed=seed,
         settings=dataclasses.asdict(settings),
         sizes=[],
@@ -268,8 +263,7 @@ def large_n_sweep(
             continue
         record["sizes"].append({**large_n_size(key, n, settings), "commit": commit})
         if path is not None:
-            with open(path, "w") as f:
-                json.dump(record, f, indent=1)
+            records.write(path, record)
     return record
 
 

@@ -31,7 +31,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from localization import data
+from localization import data, records
 from localization import validation as v
 from localization.experiments.near_zero_summary import field_paths
 
@@ -284,17 +284,12 @@ def batch_scan_seed(seed: int, settings: BatchScanSettings = BATCH_SCAN) -> dict
 
 def _write_record(kind: str, settings, seed_fn, path, seeds, resume: bool, description: str) -> dict:
     import os
-    import subprocess
 
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
+    commit = records.commit()
     asdict = json.loads(json.dumps(dataclasses.asdict(settings)))
     record: dict[str, Any] = dict(
         description=description,
         command=f"nice -n 10 .venv/bin/python -m localization.experiments.runs {kind} {path}",
-        jax_version=jax.__version__,
         settings=asdict,
         seeds=[],
     )
@@ -310,9 +305,7 @@ def _write_record(kind: str, settings, seed_fn, path, seeds, resume: bool, descr
             continue
         record["seeds"].append({**seed_fn(seed, settings), "commit": commit})
         if path is not None:
-            with open(path, "w") as f:
-                json.dump(record, f, separators=(",", ":"))
-                f.write("\n")
+            records.write(path, record, compact=True)
     return record
 
 

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from localization import data, field_analysis, metrics, theory
+from localization import data, field_analysis, metrics, records, theory
 from localization import validation as v
 from localization.prng import splitmix_key
 from localization.traced_task import rebuild_task, split_task, stack_tasks
@@ -341,7 +341,6 @@ def record_lr_scale_sweep(key: jax.Array, w_unit: ArrayLike, path: str, *, seed:
         where diverged) and divergence flags.
     """
     import json
-    import subprocess
     import time
 
     s = LR_SCALE_RECORD
@@ -353,7 +352,7 @@ def record_lr_scale_sweep(key: jax.Array, w_unit: ArrayLike, path: str, *, seed:
         "judged after max(steps) steps. Written by localization.experiments.step_size.record_lr_scale_sweep.",
         "command": RECORD_COMMAND,
         "seed": int(seed),
-        "commit": subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip(),
+        "commit": records.commit(),
         "jax_version": jax.__version__,
         "settings": {k: list(x) if isinstance(x, tuple) else x for k, x in s.items()},
         "runs": {},

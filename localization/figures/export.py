@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from localization import records
 from localization.figures.registry import FIGURES, Built, check_scale, resolve_names
 
 __all__ = ["UNITS", "data_tables", "plotted_tables", "write_data", "render"]
@@ -134,20 +135,6 @@ def _flatten(value: Any, path: tuple[str, ...], meaning: str, setting: bool, nam
     )
 
 
-def _commit() -> str:
-    """Return the library's git commit (``+uncommitted`` when its tree differs), or ``"unknown"``."""
-    import subprocess
-
-    root = Path(__file__).resolve().parents[2]
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "localization"], cwd=root,
-                               capture_output=True, text=True, check=True)  # fmt: skip
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head.stdout.strip() + ("+uncommitted" if dirty.stdout.strip() else "")
-
-
 def _header(name: str, scale: str) -> dict[str, Any]:
     """Return the header of every data file of figure ``name``: figure, chapter, scale, seed, version, commit."""
     import localization
@@ -163,7 +150,7 @@ def _header(name: str, scale: str) -> dict[str, Any]:
         "seed": book.seed(),
         "seed_variable": "LOCALIZATION_SEED",
         "package": f"localization {localization.__version__}",
-        "commit": _commit(),
+        "commit": records.commit(),
         "command": f"python -m localization figures --out DIR --only {name} --scale {scale} --data",
         "builder_constants": _constants(entry.build.__module__),
     }
