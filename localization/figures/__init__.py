@@ -25,7 +25,7 @@ panels and the book's style are :mod:`localization.plotting`.
 from localization.figures import registry  # noqa: I001  (the machinery first)
 from localization.figures import intro, data, simulation, many_neurons, ica, two_dimensions, amplifier, mechanism
 from localization.figures import near_zero
-from localization.figures import gdln, hypercube, specialisation, gabor
+from localization.figures import gdln, hypercube, specialisation, gabor, sigmoid
 from localization.figures import gaussian, elliptical
 from localization.figures import effective_dynamics, effective_dynamics_claims, flows, sgd_vs_flow, sweeps
 from localization.figures import export
@@ -54,6 +54,7 @@ __all__ = [
     "hypercube",
     "specialisation",
     "gabor",
+    "sigmoid",
     "many_neurons",
     "ica",
     "two_dimensions",

@@ -63,6 +63,9 @@ __all__ = [
     "committee_bias_linearisation",
     "notes001_eq42",
     "notes001_cross_term",
+    "notes001_label_term",
+    "notes001_self_term",
+    "class_variances",
     "spread_probability",
     "rayleigh_optimum",
     "erf_start_loss",
@@ -336,6 +339,79 @@ def notes001_cross_term(s11: ArrayLike, skk: ArrayLike, s1k: ArrayLike, b1: Arra
     den = np.sqrt(2 * ck) * np.sqrt(1 + s1k**2 / (s11 + (s11 * skk - s1k**2)) / (s11 + 1))
     pref = math.sqrt(2 / math.pi) / np.sqrt(s11 + 1) * np.exp(-b1 * b1 / (2 * (s11 + 1)))
     return pref * scipy.special.erf(num / den)
+
+
+def notes001_label_term(s1sq: ArrayLike, s0sq: ArrayLike, b: ArrayLike) -> np.ndarray:
+    r"""Return the label term of notes 001 §3 "Multiple Neurons" as printed, for comparison only.
+
+    :math:`\sqrt{2/\pi}\bigl(e^{-b^2/(2(\sigma_{11}+1))}/\sqrt{\sigma_{11}+1}
+    -e^{-b^2/(2(\tau_{11}+1))}/\sqrt{\tau_{11}+1}\bigr)`: twice the right
+    :math:`\tfrac12[A(\sigma_{11},b)-A(\tau_{11},b)]` (the class weights ½ are missing).
+
+    Parameters
+    ----------
+    s1sq, s0sq : ArrayLike
+        :math:`\sigma_{11}=w^\top\Sigma_1w` and :math:`\tau_{11}=w^\top\Sigma_0w` (>= 0).
+    b : ArrayLike
+        The bias :math:`b_1` (finite); broadcast.
+
+    Returns
+    -------
+    np.ndarray
+        float64, the broadcast shape.
+    """
+    s, t, b = _var("s1sq", s1sq), _var("s0sq", s0sq), v.finite_real_array("b", b)
+    return math.sqrt(2 / math.pi) * (
+        np.exp(-b * b / (2 * (s + 1))) / np.sqrt(s + 1) - np.exp(-b * b / (2 * (t + 1))) / np.sqrt(t + 1)
+    )
+
+
+def notes001_self_term(s1sq: ArrayLike, b: ArrayLike) -> np.ndarray:
+    r"""Return the :math:`k=1` bracket of notes 001 §3 "Multiple Neurons" as printed, for comparison only.
+
+    :math:`e^{-\frac12(1-r)b^2}\operatorname{erf}\bigl((1-r)b/(\sqrt2\sqrt{1+r})\bigr)/\sqrt{s+1}`
+    with :math:`r=s/(s+1)`: the self term :math:`B(s,b)` of :func:`mean_output_slope` without the
+    factor :math:`\sqrt{2/\pi}` of :math:`\sigma'`.
+
+    Parameters
+    ----------
+    s1sq : ArrayLike
+        :math:`\sigma_{11}=w^\top\Sigma_1w` (>= 0).
+    b : ArrayLike
+        The bias :math:`b_1` (finite); broadcast.
+
+    Returns
+    -------
+    np.ndarray
+        float64, the broadcast shape.
+    """
+    s, b = _var("s1sq", s1sq), v.finite_real_array("b", b)
+    r = s / (s + 1)
+    return (
+        np.exp(-0.5 * (1 - r) * b * b) / np.sqrt(s + 1) * scipy.special.erf((1 - r) * b / math.sqrt(2) / np.sqrt(1 + r))
+    )
+
+
+def class_variances(W: ArrayLike, cov: ArrayLike) -> np.ndarray:
+    r"""Return the preactivation variances :math:`w_k^\top\Sigma w_k` of the rows of ``W``.
+
+    Parameters
+    ----------
+    W : ArrayLike
+        (K, N) fields, or one (N,) field (treated as K = 1).
+    cov : ArrayLike
+        (N, N) class covariance :math:`\Sigma`.
+
+    Returns
+    -------
+    np.ndarray
+        (K,) float64.
+    """
+    W = np.atleast_2d(v.finite_real_array("W", W))
+    cov = v.finite_real_array("cov", cov)
+    if W.ndim != 2 or cov.shape != (W.shape[1], W.shape[1]):
+        raise ValueError(f"W must be (K, N) or (N,) and cov (N, N), got W {W.shape} and cov {cov.shape}")
+    return np.einsum("ki,ij,kj->k", W, cov, W)
 
 
 def spread_probability(s1sq: ArrayLike, s0sq: ArrayLike) -> np.ndarray:
