@@ -100,6 +100,12 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser, argpar
         help="instead of sweeping: re-execute each chapter whose code changed under this recorded seed and keep its "
         "record (moved to the new code) only if every claim comes out the same (a refactor's check)",
     )
+    sweep.add_argument(
+        "--baseline",
+        metavar="COMMIT",
+        help="with --carry-over: compare with that commit's chapter (the recorded source) executed now on this "
+        "machine, not with the recorded values (float32 SGD differs between machines in its last bits)",
+    )
     records = commands.add_parser(
         "records",
         help="list the recorded runs in book/data (what, command, size, chapter)",
@@ -222,7 +228,9 @@ def _carry_over(chapters, args, claims_parser) -> int:
     from localization import claims_sweep
 
     try:
-        result = claims_sweep.carry_over(chapters, args.carry_over, jobs=args.jobs, progress=not args.no_progress)
+        result = claims_sweep.carry_over(
+            chapters, args.carry_over, jobs=args.jobs, progress=not args.no_progress, baseline=args.baseline
+        )
     except ValueError as e:
         claims_parser.error(f"--carry-over: {e}")
     for chapter, found in result.items():

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -89,7 +90,7 @@ def _commit() -> str:
     return records.commit(("book", "localization"))
 
 
-def _run_one(chapter: str, seed: int, log: Path, cache: Path) -> tuple[float, str | None]:
+def _run_one(chapter: str, seed: int, log: Path, cache: Path, root: Path = ROOT) -> tuple[float, str | None]:
     env = dict(
         os.environ,
         LOCALIZATION_SEED=str(seed),
@@ -99,9 +100,11 @@ def _run_one(chapter: str, seed: int, log: Path, cache: Path) -> tuple[float, st
         JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0.5",
         **{claims.LOG_ENV: str(log), claims.KEEP_GOING_ENV: "1", claims.CHAPTER_ENV: chapter},
     )
+    if root != ROOT:  # another checkout (a baseline): its own library, its own chapter
+        env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     start = time.perf_counter()
     result = subprocess.run(
-        [sys.executable, "-c", _RUN_ONE, str(BOOK / f"{chapter}.md"), str(BOOK)],
+        [sys.executable, "-c", _RUN_ONE, str(root / "book" / f"{chapter}.md"), str(root / "book")],
         env=env, capture_output=True, text=True,
     )  # fmt: skip
     seconds = time.perf_counter() - start
@@ -160,30 +163,31 @@ def _check_chapters(chapters, jobs: int) -> None:
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
 
 
-def _execute(chapters, seeds, jobs: int, progress: bool) -> tuple[dict, dict]:
+def _execute(chapters, seeds, jobs: int, progress: bool, roots: tuple[Path, ...] = (ROOT,)) -> tuple[dict, dict]:
     """Run every chapter under every seed: (outcomes[chapter][seed], observation lines by chapter)."""
     from tqdm.auto import tqdm
 
     cache = ROOT / "_build" / "jax-cache"
     cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        logs = {(c, s): Path(tmp) / f"{c}-{s}.jsonl" for c in chapters for s in seeds}
-        outcomes: dict = {c: {} for c in chapters}
+        logs = {(c, s, r): Path(tmp) / f"{c}-{s}-{r}.jsonl" for c in chapters for s in seeds for r in range(len(roots))}
+        outcomes: dict = {(c, r) if r else c: {} for c in chapters for r in range(len(roots))}
         bar = tqdm(total=len(logs), desc="chapters x seeds", unit="run", disable=not progress)
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures = {pool.submit(_run_one, c, s, logs[c, s], cache): (c, s) for (c, s) in logs}
+            futures = {pool.submit(_run_one, c, s, logs[c, s, r], cache, roots[r]): (c, s, r) for (c, s, r) in logs}
             for future in as_completed(futures):
-                chapter, seed = futures[future]
-                outcomes[chapter][seed] = future.result()
-                if outcomes[chapter][seed][1]:
-                    bar.write(f"{chapter} seed {seed}: {outcomes[chapter][seed][1]}")
+                chapter, seed, r = futures[future]
+                outcomes[(chapter, r) if r else chapter][seed] = future.result()
+                if future.result()[1]:
+                    bar.write(f"{chapter} seed {seed}{' (baseline)' * bool(r)}: {future.result()[1]}")
                 bar.set_postfix_str(f"{chapter} {seed}")
                 bar.update()
         bar.close()
-        lines = {c: [] for c in chapters}
-        for (chapter, _seed), log in logs.items():
+        lines = {(c, r) if r else c: [] for c in chapters for r in range(len(roots))}
+        for (chapter, _seed, r), log in logs.items():
             if log.exists():
-                lines[chapter].extend(json.loads(line) for line in log.read_text(encoding="utf-8").splitlines())
+                text = log.read_text(encoding="utf-8").splitlines()
+                lines[(chapter, r) if r else chapter].extend(json.loads(line) for line in text)
     return outcomes, lines
 
 
@@ -316,17 +320,52 @@ def restate(record: dict, lines: list[dict]) -> dict:
     return record
 
 
+def _as_record(lines: list[dict], seed: int) -> dict:
+    """Return the observations of one execution in the shape of a record (for :func:`carry_differences`)."""
+    found: dict = {}
+    for line in lines:
+        entry = found.setdefault(line["id"], {"op": line["op"], "observations": []})
+        entry["observations"].append({"seed": seed, **{k: line[k] for k in ("value", "bound", "holds")}})
+    return {"claims": found}
+
+
+def _baseline_tree(commit: str, where: Path) -> Path:
+    """Check out ``commit`` (detached, no branch) at ``where``: the source a refactor is compared with."""
+    if not isinstance(commit, str) or not re.fullmatch(r"[0-9a-fA-F]{7,40}", commit):
+        raise ValueError(f"baseline must be a commit hash (7 to 40 hex digits), got {commit!r}")
+    try:
+        subprocess.run(["git", "worktree", "add", "--detach", str(where), commit], cwd=ROOT, capture_output=True,
+                       text=True, check=True)  # fmt: skip
+    except (OSError, subprocess.CalledProcessError) as e:
+        detail = getattr(e, "stderr", "") or str(e)
+        raise ValueError(f"baseline {commit!r}: cannot check it out ({detail.strip()})") from None
+    return where
+
+
 def carry_over(
-    chapters, seed: int, *, jobs: int = 2, out_dir: Path = claims.RECORD_DIR, progress: bool = True
+    chapters,
+    seed: int,
+    *,
+    jobs: int = 2,
+    out_dir: Path = claims.RECORD_DIR,
+    progress: bool = True,
+    baseline: str | None = None,
 ) -> dict[str, list[str]]:
     """Carry records over a change of code that should not change any claim (a refactor).
 
     Each chapter whose record is stale (its code cells changed) is executed once more under ``seed``,
-    one of the seeds its record holds; if every claim's value, bound and verdict agree with the recorded
-    observation (:func:`carry_differences`), the record is moved to the current source (its hash, and
-    the claims' statements and loose-bound reasons as the chapter now gives them: :func:`restate`) with an
-    entry in its ``carried_over`` list (the commits, the seed, the number of claims compared), and its
-    observations are kept. A chapter that disagrees keeps its stale record: sweep it again.
+    one of the seeds its record holds, and compared claim by claim (:func:`carry_differences`: value,
+    bound and verdict, to a relative 1e-9) with
+
+    * the record's observation under ``seed`` (no ``baseline``): right on the machine that wrote the
+      record; on another, float32 SGD differs in its last bits and the comparison fails for that alone;
+    * or, with ``baseline`` (a commit whose chapter is the recorded source, same hash), that commit's
+      chapter and library executed now, on this machine, under ``seed``: the refactor's own effect.
+
+    If every claim agrees, the record is moved to the current source (its hash, and the claims'
+    statements and loose-bound reasons as the chapter now gives them: :func:`restate`) with an entry in
+    its ``carried_over`` list (the commits, the seed, the number of claims compared, the baseline), and
+    its observations are kept. A chapter that disagrees keeps its stale record: sweep it again.
 
     Parameters
     ----------
@@ -340,6 +379,8 @@ def carry_over(
         The records' directory.
     progress : bool
         Show a progress bar.
+    baseline : str or None
+        A commit to compare with instead of the recorded observations.
 
     Returns
     -------
@@ -361,20 +402,41 @@ def carry_over(
             raise ValueError(f"seed must be one of the seeds recorded for {chapter} {record['seeds']}, got {seed}")
         stale.append(chapter)
     commit = _commit()
-    outcomes, lines = _execute(stale, (seed,), jobs, progress)
+    with tempfile.TemporaryDirectory() as tmp:
+        roots: tuple[Path, ...] = (ROOT,)
+        if baseline is not None and stale:
+            tree = _baseline_tree(baseline, Path(tmp) / "baseline")
+            roots = (ROOT, tree)
+            for chapter in stale:
+                old = claims.source_hash(tree / "book" / f"{chapter}.md")
+                if old != records[chapter]["source_sha256"]:
+                    raise ValueError(
+                        f"baseline {baseline!r}: its {chapter}.md is not the source {chapter}'s record was written "
+                        "from (another hash); choose the commit of that source"
+                    )
+        try:
+            outcomes, lines = _execute(stale, (seed,), jobs, progress, roots)
+        finally:
+            if len(roots) > 1:
+                subprocess.run(["git", "worktree", "remove", "--force", str(roots[1])], cwd=ROOT, capture_output=True)
     result = {}
     for chapter in stale:
         record = records[chapter]
-        error = outcomes[chapter][seed][1]
-        found = [f"raised: {error}"] if error else carry_differences(record, seed, lines[chapter])
+        errors = [outcomes[chapter][seed][1]] + ([outcomes[chapter, 1][seed][1]] if baseline else [])
+        if any(errors):
+            result[chapter] = [f"raised: {e}" for e in errors if e]
+            continue
+        reference = _as_record(lines[chapter, 1], seed) if baseline else record
+        found = carry_differences(reference, seed, lines[chapter])
         result[chapter] = found
         if not found:
-            compared = sum(any(o["seed"] == seed for o in e["observations"]) for e in record["claims"].values())
+            compared = sum(any(o["seed"] == seed for o in e["observations"]) for e in reference["claims"].values())
             restate(record, lines[chapter])
             record["source_sha256"] = digests[chapter]  # the source that was executed, hashed before the run
-            record.setdefault("carried_over", []).append(
-                {"from_commit": record["commit"], "commit": commit, "seed": seed, "claims": compared}
-            )
+            entry = {"from_commit": record["commit"], "commit": commit, "seed": seed, "claims": compared}
+            if baseline:
+                entry["baseline"] = baseline  # compared with that commit executed on the same machine
+            record.setdefault("carried_over", []).append(entry)
             path = Path(out_dir) / f"{chapter}.json"
             path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return result

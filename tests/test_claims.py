@@ -368,3 +368,15 @@ def test_the_claims_page_has_one_section_per_chapter_in_book_order():
     assert [chapter for _, chapter in sections] == with_claims
     for title, chapter in sections:
         assert re.search(rf"^# {re.escape(title)}$", (BOOK / f"{chapter}.md").read_text(encoding="utf-8"), re.M)
+
+
+def test_carry_over_against_a_baseline_compares_two_executions_of_one_seed():
+    """--baseline (a refactor's check on a machine other than the record's): the baseline execution's
+    claims are compared in the record's shape; a baseline that is not a commit hash is refused."""
+    lines = [{"id": "d-a", "op": ">", "value": 0.7, "bound": 0.5, "holds": True, "seed": 101}]
+    reference = claims_sweep._as_record(lines, 101)
+    assert claims_sweep.carry_differences(reference, 101, lines) == []
+    moved = [{**lines[0], "value": 0.7 * (1 + 1e-6)}]
+    assert claims_sweep.carry_differences(reference, 101, moved)[0].startswith("d-a: was 0.7")
+    with pytest.raises(ValueError, match="baseline must be a commit hash"):
+        claims_sweep._baseline_tree("main; rm -rf /", Path("/nonexistent"))
