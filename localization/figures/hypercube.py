@@ -34,7 +34,7 @@ def draw_argmax_fractions(ns: ArrayLike, fractions: dict[str, ArrayLike]) -> Any
     ns = np.asarray(v.float_array("ns", ns), np.float64)
     if not 1 <= len(fractions) <= 4:
         raise ValueError(f"fractions must have 1 to 4 curves, got {len(fractions)}")
-    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    fig, ax = plt.subplots(figsize=(5.5, 3.8), layout="constrained")
     for (name, frac), marker in zip(fractions.items(), "osD^", strict=False):
         frac = np.asarray(v.float_array(f"fractions[{name!r}]", frac), np.float64)
         if frac.shape != ns.shape:
@@ -42,7 +42,8 @@ def draw_argmax_fractions(ns: ArrayLike, fractions: dict[str, ArrayLike]) -> Any
         label = "dominance holds" if name == "dominance" else f"argmax agrees: {name}"
         ax.plot(ns, frac, marker=marker, label=label)
     ax.set(xlabel="number of coordinates $n$", ylabel="fraction of random $w$", ylim=(-0.03, 1.03))
-    ax.legend(loc="upper right", bbox_to_anchor=(1.0, 0.95))
+    # below the axes: inside, the legend covered the curves (they span the whole height)
+    fig.legend(loc="outside lower center", ncol=2, frameon=False)
     return fig
 
 
