@@ -53,6 +53,8 @@ __all__ = [
     "read_revisions",
     "claim",
     "source_hash",
+    "sources",
+    "held_out_current",
     "code_cells",
     "claim_ids",
     "id_pattern",
@@ -308,6 +310,44 @@ def claim_ids(path: str | os.PathLike) -> dict[str, str | None]:
         else:
             found[value] = label
     return found
+
+
+def sources(record: dict) -> set[str]:
+    """Return the chapter sources a record stands for: its own and those it was carried over from.
+
+    A carry-over (``claims_sweep.carry_over``) moves a record to a refactored source after every claim
+    came out the same under one seed; a held-out run on a source the record was carried from counts for
+    the current source.
+
+    Parameters
+    ----------
+    record : dict
+        A chapter's record (:func:`read_records`).
+
+    Returns
+    -------
+    set of str
+        Source hashes.
+    """
+    found = {record["source_sha256"]}
+    found.update(e["from_source_sha256"] for e in record.get("carried_over", []) if "from_source_sha256" in e)
+    return found
+
+
+def held_out_current(record: dict) -> bool:
+    """Tell whether the held-out seeds ran on the record's source (or one it was carried over from).
+
+    Parameters
+    ----------
+    record : dict
+        A chapter's record (:func:`read_records`).
+
+    Returns
+    -------
+    bool
+        Whether a held-out run is recorded for one of :func:`sources`.
+    """
+    return any(run["source_sha256"] in sources(record) for run in record.get("held_out_runs", []))
 
 
 def read_records(directory: str | os.PathLike = RECORD_DIR) -> dict[str, dict]:

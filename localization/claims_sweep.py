@@ -211,7 +211,7 @@ def held_out_ready(chapter: str, out_dir: Path = claims.RECORD_DIR) -> str | Non
             f"{chapter}'s record holds {len(held)} development seeds of {DEFAULT_SEEDS[0]}-{DEFAULT_SEEDS[-1]}, "
             f"fewer than {claims.MIN_DEVELOPMENT}"
         )
-    if any(run["source_sha256"] == digest for run in record.get("held_out_runs", [])):
+    if record["source_sha256"] == digest and claims.held_out_current(record):
         return f"{chapter}'s held-out seeds already ran on this source (once only)"
     return None
 
@@ -432,8 +432,9 @@ def carry_over(
         if not found:
             compared = sum(any(o["seed"] == seed for o in e["observations"]) for e in reference["claims"].values())
             restate(record, lines[chapter])
-            record["source_sha256"] = digests[chapter]  # the source that was executed, hashed before the run
             entry = {"from_commit": record["commit"], "commit": commit, "seed": seed, "claims": compared}
+            entry["from_source_sha256"] = record["source_sha256"]
+            record["source_sha256"] = digests[chapter]  # the source that was executed, hashed before the run
             if baseline:
                 entry["baseline"] = baseline  # compared with that commit executed on the same machine
             record.setdefault("carried_over", []).append(entry)
