@@ -14,6 +14,9 @@ imports them (``figures`` may):
   several batches), ``near_zero_summary`` (what those records say) and ``bump_flow`` (the effective
   flow's bump fixed point and its spectrum);
 * ``amplifier`` — *The amplifier φ*: assumption A2's discrepancy by conditional Monte Carlo;
+* ``elliptical`` — *Elliptical data cannot localize* (paper §3.3, Fig. 4): the radial constant κ,
+  App. C.4's steps by quadrature and Monte Carlo, SGD against the exact flow, the committee on
+  elliptical laws;
 * ``effective_dynamics`` — *Effective dynamics vs simulation* (paper §4.2, Figs. 3, 8): SGD and the
   effective flow from the same initialisations, flow sweeps, the Monte Carlo SGD drift;
 * ``step_size`` — *Effective dynamics vs simulation*: SGD and the flow over learning rates and
@@ -43,6 +46,7 @@ from localization.experiments import (
     data_init,
     data_properties,
     effective_dynamics,
+    elliptical,
     gabor,
     gdln,
     hypercube,
@@ -104,6 +108,7 @@ __all__ = [
     "data_init",
     "data_properties",
     "effective_dynamics",
+    "elliptical",
     "gabor",
     "gdln",
     "hypercube",
