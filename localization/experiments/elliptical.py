@@ -164,7 +164,7 @@ def affine_ks(x: Any, ref: Any, weights: Sequence[Any], cov1: Any) -> tuple[floa
 
 
 def half_space_moment_z(x: Any, w: Any, cov1: Any, kappa: float) -> float:
-    r"""Return the largest |z| over the N entries of Eq. (ell-moment) against the Monte Carlo mean.
+    r"""Return the largest :math:`|z|` over the N entries of Eq. (ell-moment) against the Monte Carlo mean.
 
     :math:`z_i=(\hat m_i-\kappa(\Sigma w)_i/\sqrt{w^\top\Sigma w})/\mathrm{se}_i` with
     :math:`\hat m` the sample mean of :math:`\mathbb 1(\langle w,x\rangle\ge0)\,x` over the rows of
@@ -180,7 +180,7 @@ def half_space_moment_z(x: Any, w: Any, cov1: Any, kappa: float) -> float:
 
 
 def relu_mean_z(x: Any, w: Any, cov1: Any, kappa: float) -> float:
-    r"""Return |z| of :math:`\mathbb E[\mathrm{ReLU}(\langle w,X\rangle)]=\kappa\sqrt{w^\top\Sigma w}`.
+    r"""Return :math:`|z|` of :math:`\mathbb E[\mathrm{ReLU}(\langle w,X\rangle)]=\kappa\sqrt{w^\top\Sigma w}`.
 
     This is (C/2)σ of App. C.4, against the Monte Carlo mean over the rows of ``x`` (M, N).
     """
@@ -200,7 +200,7 @@ def substitution_integrals(
 
     With :math:`\tilde g(u)=p_{X_1}(\sqrt u)` and :math:`p_S(s)=\sigma^{-1}\tilde g(s^2/\sigma^2)`:
     returns :math:`C=\int_0^\infty\tilde g(u)\,du` and :math:`\int_0^\infty p_S(s)\,s\,ds`, which
-    Eq. (ell-usub) says equals (σ/2) C. ``support`` is the largest |X_1| (∞ for unbounded laws).
+    Eq. (ell-usub) says equals (σ/2) C. ``support`` is the largest :math:`|X_1|` (∞ for unbounded laws).
     """
     sigma = v.positive("sigma", sigma)
     if not (isinstance(support, (int, float)) and support > 0):
