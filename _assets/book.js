@@ -43,7 +43,8 @@
     first.parentNode.insertBefore(bar, first);
   }
 
-  var RECORD_LISTS = "section#errata, section#the-paper-s-scorecard, section#how-sure-is-each-claim";
+  var RECORD_LISTS = "section#errata, section#the-paper-s-scorecard, section#how-sure-is-each-claim, " +
+    "section#reproducibility";
 
   function tableLabels() {
     document.querySelectorAll(".bd-article table").forEach(function (table) {
@@ -92,7 +93,8 @@
     big.src = img.currentSrc || img.src;
     big.alt = img.alt;
     // the picture's own size in CSS pixels (a 2x figure declares it as its width attribute)
-    var width = parseFloat(img.getAttribute("width")) || img.naturalWidth;
+    var styled = /px$/.test(img.style.width) ? parseFloat(img.style.width) : 0;  // MyST-NB's 2x figures
+    var width = parseFloat(img.getAttribute("width")) || styled || img.naturalWidth;
     if (width) big.style.width = width + "px";
     viewer.appendChild(close);
     viewer.appendChild(big);
