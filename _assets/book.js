@@ -109,7 +109,8 @@
       img.classList.add("loc-zoomable");
       img.setAttribute("tabindex", "0");
       img.setAttribute("title", "Open at full size");
-      img.addEventListener("click", function () { openViewer(img); });
+      // Sphinx wraps a scaled figure in a link to its PNG: the viewer replaces that navigation
+      img.addEventListener("click", function (e) { e.preventDefault(); openViewer(img); });
       img.addEventListener("keydown", function (e) {
         if (e.key === "Enter" || e.key === " ") { e.preventDefault(); openViewer(img); }
       });
