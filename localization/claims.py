@@ -165,7 +165,8 @@ def claim(claim_id: str, value: Any, op: str, bound: Any, *, says: str, loose: s
 
     Returns
     -------
-    The value as a Python number.
+    None
+        (A cell that ends on a claim shows its sentence, not its value: the value depends on the seed.)
 
     Raises
     ------
@@ -207,7 +208,6 @@ def claim(claim_id: str, value: Any, op: str, bound: Any, *, says: str, loose: s
     if not holds and os.environ.get(KEEP_GOING_ENV, "") != "1":
         stated = f"{_format(value)} {op} {_format(bound)}"
         raise AssertionError(f"claim {claim_id!r} does not hold for seed {seed}: {stated} is false ({says})")
-    return value
 
 
 def sentence(claim_id: str, says: str, value, op: str, bound, seed: int, holds: bool) -> str:
