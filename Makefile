@@ -27,7 +27,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 # machine does): every chapter's kernel then compiled jax, scipy, sympy and matplotlib from source
 # again, 5.1 s of imports instead of 1.3 s, about half a minute of `make book`. An empty value unsets it.
 export PYTHONDONTWRITEBYTECODE :=
-# Explorers (localization.explorer): chapters executed in batch (nbval, references) show the
+# Explorers (localization.book.explorer): chapters executed in batch (nbval, references) show the
 # controls only (nbclient's output-widget emulation can hang an execution); the book build draws
 # every stop of every explorer into the page ("frames"); `make lab` clears it, so notebooks are live.
 export LOCALIZATION_STATIC_WIDGETS := 1
@@ -54,7 +54,7 @@ export JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES := 0
 CACHE_WARNING := Error reading persistent compilation cache entry
 export PYTHONWARNINGS := ignore:$(CACHE_WARNING):UserWarning
 PYTEST := $(PY) -m pytest -W "ignore:$(CACHE_WARNING):UserWarning"
-# Chapters the book build executes side by side (tools/execute_chapters.py).
+# Chapters the book build executes side by side (python -m localization.book.notebooks execute).
 BOOK_JOBS ?= 2
 
 .PHONY: help env build-dir book book-then-site test lint test-fast test-unit test-notebooks test-site lab serve references bench lock clean offline-assets update-offline-assets browser
@@ -127,7 +127,7 @@ browser: env
 # The execution cache and Sphinx's environment do not know the seed: a build for another seed
 # than the last one starts from an empty _build (but for the compilation cache: compiled programs
 # do not depend on the seed).
-# Jupyter Book executes chapters one at a time: tools/execute_chapters.py first executes them
+# Jupyter Book executes chapters one at a time: localization.book.notebooks first executes them
 # BOOK_JOBS at a time, as the build would and with the build's environment, into the build's
 # execution cache; the build then reads every chapter from the cache ("Using cached notebook").
 BOOK_ENV := LOCALIZATION_STATIC_WIDGETS=frames
@@ -139,9 +139,9 @@ build-dir:
 
 book: env offline-assets build-dir
 	@rm -f $(EXPLORER_LOG)
-	$(BOOK_ENV) LOCALIZATION_EXPLORER_LOG=$(EXPLORER_LOG) $(PY) tools/execute_chapters.py --jobs $(BOOK_JOBS) $(CHAPTERS)
+	$(BOOK_ENV) LOCALIZATION_EXPLORER_LOG=$(EXPLORER_LOG) $(PY) -m localization.book.notebooks execute --jobs $(BOOK_JOBS) $(CHAPTERS)
 	$(BOOK_ENV) $(BIN)/jupyter-book build . --builder html -W -n --keep-going
-	@$(PY) -m localization.explorer $(EXPLORER_LOG)
+	@$(PY) -m localization.book.explorer $(EXPLORER_LOG)
 
 # --- tests -------------------------------------------------------------------------------------
 # Two worker processes (pytest-xdist): most of a test's time is single-threaded XLA compilation.
@@ -159,7 +159,7 @@ test: env lint browser
 	@$(MAKE) --no-print-directory build-dir LOCALIZATION_SEED=$(CHECK_SEED)
 	@rm -f $(EXPLORER_LOG)
 	LOCALIZATION_SEED=$(CHECK_SEED) $(BOOK_ENV) LOCALIZATION_EXPLORER_LOG=$(EXPLORER_LOG) $(NBVAL) --book-cache _build/.jupyter_cache
-	@$(PY) -m localization.explorer $(EXPLORER_LOG)
+	@$(PY) -m localization.book.explorer $(EXPLORER_LOG)
 	$(MAKE) --no-print-directory -j2 test-unit book-then-site
 
 # (make test) the strict build of the second seed's book from nbval's executions, then its browser check.
@@ -180,8 +180,10 @@ lint: env
 # nbval with the second seed: every check passes for it, and every compared output (recorded with
 # seed 0) must come out the same, so no compared text can depend on sampling or SGD. (Alone, it shows
 # the explorers' controls only, as the references do: LOCALIZATION_STATIC_WIDGETS=1 above.)
+# The per-cell timeout of every executor: _config.yml's (localization.book.notebooks.TIMEOUT).
+CELL_TIMEOUT := $(shell sed -n 's/^  timeout: *\([0-9]*\).*/\1/p' _config.yml)
 NBVAL := $(PYTEST) tests/references -q -p no:cacheprovider --nbval $(XDIST) --dist loadfile --nbval-current-env \
-  --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=600
+  --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=$(CELL_TIMEOUT)
 test-notebooks: env
 	LOCALIZATION_SEED=$(CHECK_SEED) $(NBVAL)
 
@@ -205,12 +207,7 @@ test-site: env browser
 # Regenerate the nbval references from the .md sources (then review `git diff tests/references`).
 # CHAPTERS=book/data.md limits it to some chapters.
 references: env
-	@mkdir -p tests/references
-	@for ch in $(CHAPTERS); do \
-	  out=tests/references/$$(basename $$ch .md).ipynb; echo "executing $$ch -> $$out"; \
-	  LOCALIZATION_SEED=0 $(BIN)/jupytext --to ipynb --execute --set-kernel python3 $$ch -o $$out || exit 1; \
-	  $(PY) tests/strip_reference.py $$out || exit 1; \
-	done
+	$(PY) -m localization.book.notebooks references --jobs $(BOOK_JOBS) $(CHAPTERS)
 
 # Chapters open as notebooks: jupytext's JupyterLab extension makes MyST .md files open as notebooks.
 # As root (a container), JupyterLab refuses to start without --allow-root: it is passed then only.

@@ -1,6 +1,6 @@
 """Explorer frames out of the page: each explorer's pictures in a script file loaded on first use.
 
-An explorer (``localization.explorer_page.static_html``) carries every frame of its picture as a PNG
+An explorer (``localization.book.explorer_page.static_html``) carries every frame of its picture as a PNG
 data URI in the page's JSON. Seven pages with explorers weighed 1.6-1.9 MB. After the build, this moves
 each explorer's frames to ``_static/explorers/<page>--<id>.js`` (a ``<script>`` that fills
 ``window.locExplorerFrames``: a script, unlike ``fetch``, loads from ``file://`` too, so the site still

@@ -70,20 +70,9 @@ CORE = (
     "validation",
     "records",
 )
-#: The book's infrastructure: its conventions, measured claims, explorers and figure helpers.
-BOOK = (
-    "book",
-    "page",
-    "claims",
-    "claim_revisions",
-    "claims_sweep",
-    "scorecard",
-    "explorer",
-    "explorer_controls",
-    "explorer_page",
-    "plotting",
-    "rasterise",
-)
+#: The book's infrastructure (the subpackage ``book``: its conventions, measured claims, chapter
+#: execution, explorers) and the figures' style (``plotting``).
+BOOK = ("book", "plotting")
 
 __all__ = ["enable_float64", "float64_enabled", *PACKAGES, *CORE, *BOOK]
 

@@ -8,7 +8,7 @@ Usage: ``python -m localization figures --out DIR [--only NAMES] [--scale S] [--
 :mod:`localization.figures`), as ``DIR/<name>.png``, with the chapters' library calls and random keys
 (the book seed ``LOCALIZATION_SEED``); with ``--data``, also the numbers each figure plots
 (``DIR/<name>.*.csv`` and ``DIR/<name>.npz``, :func:`localization.figures.export.write_data`).
-``claims`` is the recorded sweep of every measured claim (:mod:`localization.claims_sweep`).
+``claims`` is the recorded sweep of every measured claim (:mod:`localization.book.claims_sweep`).
 ``records`` lists the recorded runs of ``book/data`` (:mod:`localization.records`). Bad arguments give
 a message on stderr and exit code 2.
 """
@@ -89,7 +89,7 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser, argpar
     sweep.add_argument(
         "--held-out",
         action="store_true",
-        help="run the fresh held-out seeds (localization.claims.HELD_OUT_SEEDS) instead of --seeds: once per "
+        help="run the fresh held-out seeds (localization.book.claims.HELD_OUT_SEEDS) instead of --seeds: once per "
         "chapter source, only on chapters whose record is current for the development seeds",
     )
     sweep.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -183,7 +183,7 @@ def _records(args) -> int:
 
 
 def _claims(args, claims_parser) -> int:
-    from localization import claims_sweep
+    from localization.book import claims_sweep
 
     try:
         seeds = claims_sweep.parse_seeds(args.seeds)
@@ -225,7 +225,7 @@ def _claims(args, claims_parser) -> int:
 
 
 def _carry_over(chapters, args, claims_parser) -> int:
-    from localization import claims_sweep
+    from localization.book import claims_sweep
 
     try:
         result = claims_sweep.carry_over(

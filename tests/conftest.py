@@ -1,6 +1,6 @@
 """Strict test configuration: float64 everywhere, CPU only; nbval compares text, not pictures, and
 never a measured (seed- or machine-dependent) value; numbers in compared text are compared with a
-tolerance (tests/tolerant_compare.py), since rounding is not portable between machines."""
+tolerance (localization.book.notebooks.align_outputs), since rounding is not portable between machines."""
 
 import os
 
@@ -13,11 +13,10 @@ localization.enable_float64()  # the one call that turns on JAX's 64-bit mode (i
 # Payloads nbval must not compare (figures and widget views): the list the reference notebooks are
 # stripped of. Everything else a chapter prints or returns as text is compared with its reference,
 # except the outputs of localization.book.glue_measured / show_measured, which the references do
-# not store (strip_reference drops them) and which are dropped from the executed outputs below.
-from strip_reference import UNCOMPARED as _UNCOMPARED  # noqa: E402  (tests/ is on sys.path)
-from tolerant_compare import align_outputs  # noqa: E402
-
+# not store (notebooks.strip drops them) and which are dropped from the executed outputs below.
 from localization.book import is_measured_output  # noqa: E402
+from localization.book.notebooks import UNCOMPARED as _UNCOMPARED  # noqa: E402
+from localization.book.notebooks import align_outputs  # noqa: E402
 
 
 def _without_measured(outputs):
@@ -53,7 +52,7 @@ def pytest_collection_modifyitems(session, config, items):
 # `make test` executes every chapter once: nbval runs it under the second seed and compares its
 # outputs, and with --book-cache DIR each chapter it executed without error is also stored in the
 # book build's execution cache (the chapter's MyST source with nbval's outputs, as
-# tools/execute_chapters.py stores the chapters it executes), so the strict build that follows
+# localization.book.notebooks stores the chapters it executes), so the strict build that follows
 # renders those executions instead of executing every chapter a second time.
 
 
@@ -66,19 +65,14 @@ def pytest_addoption(parser):
     )
 
 
-def _expected_seconds() -> dict:
+def _longest_first(items, nb_file):
+    """Reorder the cells notebook by notebook, longest notebook first (cells keep their order)."""
     import json
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "chapter_seconds.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    from localization.book.notebooks import SECONDS
 
-
-def _longest_first(items, nb_file):
-    """Reorder the cells notebook by notebook, longest notebook first (cells keep their order)."""
-    from pathlib import Path
-
-    seconds = _expected_seconds()
+    seconds = json.loads(SECONDS.read_text(encoding="utf-8")) if SECONDS.exists() else {}
     groups: dict = {}
     for item in items:
         parent = item.parent if isinstance(item.parent, nb_file) else None
@@ -92,21 +86,17 @@ def _longest_first(items, nb_file):
 
 def _store_chapter(nb_file, cache_dir: str) -> str | None:
     """Store the chapter nbval just executed in the build's cache; why not, or None when stored."""
-    import sys
     import time
     from pathlib import Path
 
     from nbformat import NotebookNode
 
-    root = Path(__file__).resolve().parents[1]
-    if str(root / "tools") not in sys.path:  # called once per chapter: insert once
-        sys.path.insert(0, str(root / "tools"))
-    from execute_chapters import read_chapter, store
+    from localization.book.notebooks import BOOK, read_chapter, store
 
     outputs = nb_file._book_outputs
     if nb_file._book_failed:
         return "a cell raised an error"
-    chapter = root / "book" / f"{Path(str(nb_file.fspath)).stem}.md"
+    chapter = BOOK / f"{Path(str(nb_file.fspath)).stem}.md"
     nb = read_chapter(chapter)
     code = [cell for cell in nb.cells if cell.cell_type == "code"]
     reference = [cell for cell in nb_file.nb.cells if cell.cell_type == "code"]
@@ -118,11 +108,9 @@ def _store_chapter(nb_file, cache_dir: str) -> str | None:
         cell.outputs = [NotebookNode(out) for out in outputs[number]]
         cell.execution_count = number + 1
     seconds = time.perf_counter() - nb_file._book_started
-    from jupyter_cache import get_cache
-
     for attempt in range(5):  # the two workers share one SQLite file
         try:
-            store(get_cache(cache_dir), chapter, nb, seconds)
+            store(chapter, nb, seconds, cache_dir)
             return None
         except Exception as exc:  # a locked database: retry, then give the build the chapter back
             reason = f"{type(exc).__name__}: {exc}"

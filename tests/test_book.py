@@ -87,9 +87,10 @@ def test_measured_outputs_are_marked_and_exact_ones_are_not(monkeypatch):
     assert book.is_measured_output({"metadata": s_meta}) and s_data == {"text/plain": "IPR 0.56"}
 
 
-def test_glue_exact_states_its_accuracy_in_metadata_the_references_keep(monkeypatch, tmp_path):
+def test_glue_exact_states_its_accuracy_in_metadata_the_references_keep(monkeypatch):
     import nbformat
-    from strip_reference import strip
+
+    from localization.book.notebooks import strip
 
     shown = []
     monkeypatch.setattr("IPython.display.display", lambda obj, raw, metadata: shown.append((obj, metadata)))
@@ -102,15 +103,12 @@ def test_glue_exact_states_its_accuracy_in_metadata_the_references_keep(monkeypa
             book.glue_exact("x", 1.0, accuracy=bad)
     with pytest.raises(TypeError, match="accuracy applies to a float"):
         book.glue_exact("x", 3, accuracy=1e-9)
-    # strip_reference keeps the accuracy (nbval compares at it) and drops all other metadata
+    # notebooks.strip keeps the accuracy (nbval compares at it) and drops all other metadata
     nb = nbformat.v4.new_notebook()
     cell = nbformat.v4.new_code_cell("", execution_count=1)
     cell.outputs = [nbformat.v4.new_output("display_data", data=dict(shown[0][0]), metadata=meta)]
     nb.cells.append(cell)
-    path = tmp_path / "r.ipynb"
-    nbformat.write(nb, path)
-    strip(str(path))
-    assert nbformat.read(path, as_version=4).cells[0].outputs[0].metadata == {book.ACCURACY_METADATA_KEY: 1e-14}
+    assert strip(nb).cells[0].outputs[0].metadata == {book.ACCURACY_METADATA_KEY: 1e-14}
 
 
 def test_cross_document_glue_has_a_format_spec():

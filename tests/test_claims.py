@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from localization import book, claims, claims_sweep
+from localization import book
+from localization.book import claims, claims_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"

@@ -1,4 +1,4 @@
-"""Explorers: the frame grid, the static HTML and the live controls (localization.explorer)."""
+"""Explorers: the frame grid, the static HTML and the live controls (localization.book.explorer)."""
 
 import base64
 import json
@@ -11,7 +11,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 
-from localization import explorer, plotting, rasterise
+from localization import plotting
+from localization.book import explorer, rasterise
 
 ALT = "A line from the origin whose end height is the gain or the kurtosis parameter."
 

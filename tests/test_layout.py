@@ -27,18 +27,7 @@ LIBRARY = sorted(PACKAGE.rglob("*.py"))
 MAX_LINES = 1000
 SUBPACKAGES = tuple(sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()))
 #: The book's infrastructure: imported only by ``figures``, the command line and each other.
-BOOK_INFRA = (
-    "book",
-    "claims",
-    "claims_sweep",
-    "explorer",
-    "explorer_controls",
-    "explorer_page",
-    "page",
-    "plotting",
-    "rasterise",
-    "scorecard",
-)
+BOOK_INFRA = ("book", "plotting")
 #: The plumbing every layer may use.
 BASE = ("validation", "pytree", "prng")
 

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 import yaml
 
-from localization import scorecard
+from localization.book import scorecard
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"

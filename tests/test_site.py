@@ -861,7 +861,7 @@ def test_explorers_have_one_width_and_show_the_picture_before_the_source(browser
     assert not wrong, "\n".join(wrong)
 
 
-# Explorers (localization.explorer): the frames and rules of each one, and what its page shows now.
+# Explorers (localization.book.explorer): the frames and rules of each one, and what its page shows now.
 # An explorer's frames load with its first move (_ext/explorer_frames.py): the spec is read once they
 # are in, and a state is read once the picture of the last move is shown.
 EXPLORER_SPECS = """Promise.all(Array.from(document.querySelectorAll('.loc-explorer'), async (e) =>

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from tolerant_compare import ATOL, RTOL, align_outputs, numbers_agree
 
 from localization.book import ACCURACY_METADATA_KEY
+from localization.book.notebooks import ATOL, RTOL, align_outputs, numbers_agree
 
 HERE = Path(__file__).resolve().parent
 

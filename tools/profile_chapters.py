@@ -70,27 +70,19 @@ COMPILE_EVENTS = (
 
 
 def profile(chapter: Path, env: dict, keep: Path | None = None) -> dict:
-    """Execute one chapter in its own kernel; its timings."""
-    import jupytext
+    """Execute one chapter in its own kernel (localization.book.notebooks.execute); its timings."""
     import nbformat
-    from nbclient import NotebookClient
 
-    nb = jupytext.read(chapter)
+    from localization.book import notebooks
+
+    nb = notebooks.read_source(chapter)
     with tempfile.TemporaryDirectory() as tmp:
         dump = Path(tmp) / "profile.json"
         nb.cells.insert(0, nbformat.v4.new_code_cell(_LISTEN))
         nb.cells.append(nbformat.v4.new_code_cell(_DUMP.format(path=str(dump))))
-        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-        client = NotebookClient(
-            nb, timeout=1200, kernel_name="python3", resources={"metadata": {"path": str(chapter.parent)}}
-        )
-        start = time.perf_counter()
-        error = None
-        try:
-            client.execute(env=env)
-        except Exception as exc:  # a failing chapter is reported, the others still run
-            error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1][:300]}"
-        wall = time.perf_counter() - start
+        done = notebooks.execute(nb, cwd=chapter.parent, env=env, record_timing=True)
+        wall = done.seconds
+        error = None if done.error is None else done.error.splitlines()[-1][:300]
         events = json.loads(dump.read_text()) if dump.exists() else {}
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
@@ -137,10 +129,10 @@ def main() -> int:
     parser.add_argument(
         "--record",
         action="store_true",
-        help=f"write the walls to {SECONDS.relative_to(ROOT)} (execute_chapters' order)",
+        help=f"write the walls to {SECONDS.relative_to(ROOT)} (the order chapters execute in: longest first)",
     )
     args = parser.parse_args()
-    from localization.claims_sweep import executable_chapters
+    from localization.book.claims_sweep import executable_chapters
 
     chapters = [c.resolve() for c in args.chapters] or [ROOT / "book" / f"{c}.md" for c in executable_chapters()]
     tmp = tempfile.mkdtemp()

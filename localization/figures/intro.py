@@ -115,7 +115,7 @@ def explore_gain(data_key, w0, *, batch: int = 2000, steps: int = 1000, checkpoi
 
     import matplotlib.pyplot as plt
 
-    from localization import explorer
+    from localization.book import explorer
 
     for name, value in (("batch", batch), ("steps", steps), ("checkpoints", checkpoints)):
         if not isinstance(value, int) or value < 1:

@@ -600,7 +600,7 @@ def explore_fields(key: Any) -> Any:
 
     import matplotlib.pyplot as plt
 
-    from localization import explorer
+    from localization.book import explorer
 
     if key is None:
         raise TypeError("key must be a jax PRNG key, got None")

@@ -1,6 +1,6 @@
 """Matplotlib figures as small PNGs, drawn beside the caller in a worker process.
 
-The explorers' frames (``localization.explorer``) are made by a chapter's kernel and drawn here.
+The explorers' frames (``localization.book.explorer``) are made by a chapter's kernel and drawn here.
 Drawing a figure (layout, ticks, text, antialiasing) costs more than making it, so a
 :class:`FrameDrawer` pickles each figure and hands it to a worker process, and the kernel goes on
 to make the next one: on two cores making and drawing overlap. The worker draws under the caller's

@@ -1,36 +1,36 @@
 """The recorded sweep: execute chapters under many seeds and record every measured claim.
 
 ``python -m localization claims --seeds 100-109`` executes each chapter once per seed (the book seed
-``LOCALIZATION_SEED``) in a fresh kernel, with :func:`localization.claims.claim` recording every
+``LOCALIZATION_SEED``) in a fresh kernel, with :func:`localization.book.claims.claim` recording every
 observation and going on past a claim that fails, two chapters at a time, and writes one record per
 chapter to ``book/data/claims/<chapter>.json``: the commit, the chapter's source hash, each seed's
 run time and error (if a plain ``assert`` or anything else stopped the chapter), and every claim's
 observations. A chapter re-swept with unchanged source keeps its other seeds' observations.
 
-Seeds are of two kinds (:mod:`localization.claims`). The default, 100-109, are **development**
+Seeds are of two kinds (:mod:`localization.book.claims`). The default, 100-109, are **development**
 seeds: the first recorded sweep, after which some bounds were revised. ``held_out=True``
-(``--held-out``) runs the fresh **held-out** seeds :data:`~localization.claims.HELD_OUT_SEEDS`, which no
+(``--held-out``) runs the fresh **held-out** seeds :data:`~localization.book.claims.HELD_OUT_SEEDS`, which no
 bound was chosen from: only on chapters whose record is current for the development seeds (the bounds
 are frozen), and once per chapter source; each such run is kept in the record's ``held_out_runs``
 (surviving later re-sweeps), so a held-out set re-run after a change shows, and the change must be
-listed in :data:`~localization.claims.REVISIONS`. The references use seed 0 and nbval seed 1.
+listed in :data:`~localization.book.claims.REVISIONS`. The references use seed 0 and nbval seed 1.
 """
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import re
 import subprocess
-import sys
 import tempfile
-import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
 
-from localization import claims, records
+from localization import records
+from localization.book import claims, notebooks
 
 __all__ = [
     "ROOT",
@@ -47,23 +47,15 @@ __all__ = [
     "carry_over",
 ]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BOOK = ROOT / "book"
-#: Development seeds of the committed record (see :data:`localization.claims.DEVELOPMENT_SEEDS`).
+#: Development seeds of the committed record (see :data:`localization.book.claims.DEVELOPMENT_SEEDS`).
 DEFAULT_SEEDS = tuple(range(100, 110))
-
-# Executed in a child process, so that its kernel inherits the seed and the log file.
-_RUN_ONE = """
-import sys, jupytext, nbclient
-nb = jupytext.read(sys.argv[1])
-nbclient.NotebookClient(nb, timeout=1800, kernel_name="python3",
-                        resources={"metadata": {"path": sys.argv[2]}}).execute()
-"""
 
 
 def executable_chapters(book_dir: Path = BOOK) -> list[str]:
     """Names of the chapters that execute (MyST notebooks with a kernelspec)."""
-    return sorted(p.stem for p in Path(book_dir).glob("*.md") if "\nkernelspec:" in p.read_text(encoding="utf-8"))
+    return [p.stem for p in notebooks.chapters(book_dir)]
 
 
 def parse_seeds(text: str) -> tuple[int, ...]:
@@ -91,6 +83,7 @@ def _commit() -> str:
 
 
 def _run_one(chapter: str, seed: int, log: Path, cache: Path, root: Path = ROOT) -> tuple[float, str | None]:
+    """In a worker process: execute one chapter under one seed, its claims logged to ``log``."""
     env = dict(
         os.environ,
         LOCALIZATION_SEED=str(seed),
@@ -102,17 +95,13 @@ def _run_one(chapter: str, seed: int, log: Path, cache: Path, root: Path = ROOT)
     )
     if root != ROOT:  # another checkout (a baseline): its own library, its own chapter
         env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    start = time.perf_counter()
-    result = subprocess.run(
-        [sys.executable, "-c", _RUN_ONE, str(root / "book" / f"{chapter}.md"), str(root / "book")],
-        env=env, capture_output=True, text=True,
-    )  # fmt: skip
-    seconds = time.perf_counter() - start
-    if result.returncode == 0:
-        return seconds, None
-    lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
+    path = root / "book" / f"{chapter}.md"
+    done = notebooks.execute(notebooks.read_source(path), cwd=path.parent, env=env)
+    if done.error is None:
+        return done.seconds, None
+    lines = [line for line in done.error.splitlines() if line.strip()]
     error = next((line for line in reversed(lines) if "Error" in line), lines[-1] if lines else "failed")
-    return seconds, error[-500:]
+    return done.seconds, error[-500:]
 
 
 def _merge(
@@ -173,7 +162,9 @@ def _execute(chapters, seeds, jobs: int, progress: bool, roots: tuple[Path, ...]
         logs = {(c, s, r): Path(tmp) / f"{c}-{s}-{r}.jsonl" for c in chapters for s in seeds for r in range(len(roots))}
         outcomes: dict = {(c, r) if r else c: {} for c in chapters for r in range(len(roots))}
         bar = tqdm(total=len(logs), desc="chapters x seeds", unit="run", disable=not progress)
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
+        # processes, not threads: each drives its kernel with its own event loop (spawned: the parent
+        # may hold JAX's threads)
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
             futures = {pool.submit(_run_one, c, s, logs[c, s, r], cache, roots[r]): (c, s, r) for (c, s, r) in logs}
             for future in as_completed(futures):
                 chapter, seed, r = futures[future]
@@ -195,7 +186,7 @@ def held_out_ready(chapter: str, out_dir: Path = claims.RECORD_DIR) -> str | Non
     """Why ``chapter`` cannot be run under the held-out seeds now (None: it can).
 
     It can when its record is current (its code unchanged since the development sweep, i.e. the bounds
-    are frozen), holds at least :data:`~localization.claims.MIN_DEVELOPMENT` development seeds of
+    are frozen), holds at least :data:`~localization.book.claims.MIN_DEVELOPMENT` development seeds of
     :data:`DEFAULT_SEEDS`, and has no held-out run of this source yet.
     """
     path = Path(out_dir) / f"{chapter}.json"
@@ -227,7 +218,7 @@ def sweep(
 ) -> dict:
     """Execute every chapter under every seed and write the records; returns them by chapter.
 
-    With ``held_out=True`` the seeds are :data:`~localization.claims.HELD_OUT_SEEDS` (``seeds`` is
+    With ``held_out=True`` the seeds are :data:`~localization.book.claims.HELD_OUT_SEEDS` (``seeds`` is
     ignored) and every chapter must pass :func:`held_out_ready`; otherwise ``seeds`` must not include a
     held-out seed.
     """
@@ -258,7 +249,7 @@ def carry_differences(record: dict, seed: int, lines: list[dict]) -> list[str]:
     Parameters
     ----------
     record : dict
-        A chapter's record (:func:`localization.claims.read_records`).
+        A chapter's record (:func:`localization.book.claims.read_records`).
     seed : int
         A seed the record holds observations of.
     lines : list of dict
@@ -304,7 +295,7 @@ def restate(record: dict, lines: list[dict]) -> dict:
     Parameters
     ----------
     record : dict
-        A chapter's record (:func:`localization.claims.read_records`), changed in place.
+        A chapter's record (:func:`localization.book.claims.read_records`), changed in place.
     lines : list of dict
         The claims logged by a re-execution (``id``, ``says``, ``loose``).
 

@@ -61,7 +61,7 @@ REPOSITORY = "https://github.com/leonlufkin/Localization"
 #: The commit the book cites unless a row names another.
 DEFAULT_COMMIT = "5ebb565265d429f60e33e220391007144cf0b490"
 #: The data file (in a source checkout).
-SCORECARD = Path(__file__).resolve().parents[1] / "book" / "data" / "scorecard.yaml"
+SCORECARD = Path(__file__).resolve().parents[2] / "book" / "data" / "scorecard.yaml"
 
 _ID = re.compile(r"[a-z0-9][a-z0-9.\-]*")
 _CHECK = re.compile(r"check-[A-Za-z0-9][A-Za-z0-9\-]*")

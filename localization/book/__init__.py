@@ -1,4 +1,10 @@
-"""The book's conventions for randomness and for numbers shown in the text.
+"""The book's infrastructure, and its conventions for randomness and for numbers shown in the text.
+
+This subpackage is everything that serves the pages rather than the science: what a cell shows
+(:mod:`.page`), measured claims and their recorded sweep (:mod:`.claims`, :mod:`.claims_sweep`),
+executing chapters (:mod:`.notebooks`), the scorecard and the explorers. The model core
+(``localization.models``, ``sgd``, ``train``, ...) and the ``data``, ``theory``, ``experiments`` packages
+never import it; ``figures`` and the command line do.
 
 Every chapter opens with one call, ``CH = book.start("<chapter>")`` (:func:`start`: float64, the
 book's figure style), and makes every random key with ``book.key(CH, label, ...)``. Two rules make
@@ -25,14 +31,14 @@ from __future__ import annotations
 import numbers
 import re
 import zlib
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from localization.claims import claim  # the one way a chapter states a measured claim
-from localization.page import (  # what a chapter's cells show; here so a chapter needs one import
+from localization.book.claims import claim  # the one way a chapter states a measured claim
+from localization.book.page import (  # what a chapter's cells show; here so a chapter needs one import
     ACCURACY_METADATA_KEY,
+    BOOK_DIR,
     MEASURED_METADATA_KEY,
     SEED_ENV,
     glue_exact,
@@ -44,6 +50,24 @@ from localization.page import (  # what a chapter's cells show; here so a chapte
     seed,
     show_measured,
     with_references,
+)
+
+#: The modules of the book's infrastructure (imported on first access, ``book.explorer``): what a cell
+#: shows (:mod:`.page`), measured claims and their recorded sweep (:mod:`.claims`,
+#: :mod:`.claim_revisions`, :mod:`.claims_sweep`), executing chapters (:mod:`.notebooks`), the paper's
+#: scorecard (:mod:`.scorecard`) and the explorers (:mod:`.explorer`, :mod:`.explorer_controls`,
+#: :mod:`.explorer_page`, :mod:`.rasterise`).
+MODULES = (
+    "page",
+    "claims",
+    "claim_revisions",
+    "claims_sweep",
+    "notebooks",
+    "scorecard",
+    "explorer",
+    "explorer_controls",
+    "explorer_page",
+    "rasterise",
 )
 
 __all__ = [
@@ -62,13 +86,11 @@ __all__ = [
     "claim",
     "passed",
     "with_references",
+    *MODULES,
 ]
 
 #: A chapter's name: the stem of its file ``book/<name>.md`` (lower-case letters, digits, underscores).
 _CHAPTER_NAME = re.compile(r"[a-z][a-z0-9_]*")
-
-#: The book's chapters, next to the package in a source checkout (absent from an installed package).
-_BOOK_DIR = Path(__file__).resolve().parent.parent / "book"
 
 
 def start(chapter: str) -> str:
@@ -106,8 +128,8 @@ def start(chapter: str) -> str:
         raise TypeError(f"chapter must be a str (the stem of book/<chapter>.md), got {type(chapter).__name__}")
     if not _CHAPTER_NAME.fullmatch(chapter):
         raise ValueError(f"chapter must be lower-case letters, digits and underscores (a file stem), got {chapter!r}")
-    if _BOOK_DIR.is_dir() and not (_BOOK_DIR / f"{chapter}.md").is_file():
-        known = ", ".join(sorted(p.stem for p in _BOOK_DIR.glob("*.md")))
+    if BOOK_DIR.is_dir() and not (BOOK_DIR / f"{chapter}.md").is_file():
+        known = ", ".join(sorted(p.stem for p in BOOK_DIR.glob("*.md")))
         raise ValueError(f"chapter must name a file book/<chapter>.md, got {chapter!r} (chapters: {known})")
     localization.enable_float64()
     plotting.use_book_style()
@@ -184,3 +206,12 @@ def key(*labels: str | int) -> Any:
     for word in words:
         k = jax.random.fold_in(k, word)
     return k
+
+
+def __getattr__(name: str):
+    """Import a module of :data:`MODULES` on first access (PEP 562): ``import`` of the book stays light."""
+    if name in MODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

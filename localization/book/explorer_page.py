@@ -11,7 +11,7 @@ import html
 import json
 from collections.abc import Mapping, Sequence
 
-from localization.explorer_controls import Control, applies
+from localization.book.explorer_controls import Control, applies
 
 __all__ = ["FRAME_SCALE", "static_html", "frame_alt", "settings_shown"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 __all__ = ["REVISIONS", "read_revisions"]
 
 #: Every claim whose bound, statistic or sentence changed after a held-out run: what failed, what changed.
-REVISIONS = Path(__file__).resolve().parents[1] / "book" / "data" / "claim_revisions.yaml"
+REVISIONS = Path(__file__).resolve().parents[2] / "book" / "data" / "claim_revisions.yaml"
 _REVISION_FIELDS = ("claim", "chapter", "seen", "failed", "changed")
 
 

@@ -23,7 +23,7 @@ What the reader gets depends on where the chapter runs (environment variable
   build time by the same ``figure`` call and embedded in the page, with a few lines of JavaScript
   that swap the picture as the reader moves a control: no kernel, no network. Controls are lists
   of stops for that reason, and the label shown is the value used. The kernel makes each figure; a
-  worker process draws it (:mod:`localization.rasterise`), so making and drawing overlap on two cores.
+  worker process draws it (:mod:`localization.book.rasterise`), so making and drawing overlap on two cores.
 * anything else (``"1"``: nbval and the references): nothing is drawn and no widget is created
   (nbclient's emulation of the output widget can hang a batch execution, jupyter/nbclient#312, seen
   four times in this project; and a created widget would be saved into the notebook).
@@ -44,8 +44,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from localization import explorer_page, rasterise
-from localization.explorer_controls import Choice, Control, Slider, applies, check_when, frame_grid
+from localization.book import explorer_page, rasterise
+from localization.book.explorer_controls import Choice, Control, Slider, applies, check_when, frame_grid
 
 __all__ = [
     "STATIC_WIDGETS_ENV",
@@ -74,10 +74,10 @@ FRAMES_LOG_ENV = "LOCALIZATION_EXPLORER_LOG"
 #: Most frames one explorer may embed: a page must stay light (each frame is a PNG of ~20–60 kB).
 MAX_FRAMES = 64
 
-#: Static frames are drawn at this multiple of the book's dpi (see :mod:`localization.explorer_page`).
+#: Static frames are drawn at this multiple of the book's dpi (see :mod:`localization.book.explorer_page`).
 FRAME_SCALE = explorer_page.FRAME_SCALE
 
-#: Colours of a static frame's palette (:func:`localization.rasterise.png`: maximum coverage, so a
+#: Colours of a static frame's palette (:func:`localization.book.rasterise.png`: maximum coverage, so a
 #: small marker keeps its colour). Fewer colours saved little at twice the dpi and shifted colours
 #: (64 or 128 by median cut lost a red marker); a frame at twice the dpi weighs about 1.3-1.9 times
 #: a 256-colour frame at the book's dpi (measured on a line plot and a covariance image).
@@ -129,7 +129,7 @@ def _check_width(fig: Any, values: Mapping[str, Any]) -> None:
 
 
 def _render(figure, controls, when, fixed=None) -> tuple[dict[str, str], float]:
-    """Run :func:`render_frames`, drawn by :class:`localization.rasterise.FrameDrawer`.
+    """Run :func:`render_frames`, drawn by :class:`localization.book.rasterise.FrameDrawer`.
 
     Drawing happens in a worker process where possible; also returns the CPU seconds the workers spent.
     """

@@ -10,7 +10,7 @@ one-line verdict below the check (a measured output: never compared by nbval), a
 environment variable ``LOCALIZATION_CLAIMS_LOG`` names a file, appends the observation to it as one
 JSON line. Exact checks (SymPy, quadrature, enumeration) keep plain ``assert``.
 
-``python -m localization claims`` (:mod:`localization.claims_sweep`) executes the chapters under the
+``python -m localization claims`` (:mod:`localization.book.claims_sweep`) executes the chapters under the
 development seeds 100-109 and, once every bound is frozen, ``--held-out`` under the fresh held-out
 seeds :data:`HELD_OUT_SEEDS`, once per chapter source; it writes one record per chapter,
 ``book/data/claims/<chapter>.json``: the commit, the chapter's source hash, and every claim's
@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from localization import page
 from localization import validation as v
+from localization.book import page
 
 __all__ = [
     "LOG_ENV",
@@ -97,7 +97,7 @@ HELD_OUT_SEEDS = (4001, 4002, 4003)
 MIN_DEVELOPMENT = 5
 
 #: Where the sweep writes the records: ``book/data/claims`` of the repository the package is installed from.
-RECORD_DIR = Path(__file__).resolve().parents[1] / "book" / "data" / "claims"
+RECORD_DIR = Path(__file__).resolve().parents[2] / "book" / "data" / "claims"
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9\-]*$")
 
@@ -214,7 +214,7 @@ def sentence(claim_id: str, says: str, value, op: str, bound, seed: int, holds: 
     """Write a claim's verdict as the page shows it: its statement, then the measurement behind it.
 
     "✔ The SGD drift … within 2.5 ‖s.e.‖ — measured 0.849 < 2.5 (seed 0, claim ``gauss-drift-mc``)",
-    with the statement's equation references numbered (:func:`localization.page.with_references`).
+    with the statement's equation references numbered (:func:`localization.book.page.with_references`).
 
     Parameters
     ----------
@@ -565,4 +565,4 @@ def markdown_tables(rows: list[ClaimSummary], book_dir: str | os.PathLike) -> di
     return tables
 
 
-from localization.claim_revisions import REVISIONS, read_revisions  # noqa: E402
+from localization.book.claim_revisions import REVISIONS, read_revisions  # noqa: E402

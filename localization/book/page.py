@@ -4,10 +4,10 @@ Three kinds of output, told apart by their metadata so that the nbval references
 portable (see :mod:`localization.book` for the rules):
 
 * **Exact values** (:func:`glue_exact`): float64 theory, counts, strings; compared by nbval on every
-  machine and seed, with a tolerance (``tests/tolerant_compare.py``).
+  machine and seed, with a tolerance (:func:`localization.book.notebooks.numbers_agree`).
 * **Measured values** (:func:`glue_measured`, :func:`show_measured`): from sampling or SGD; marked with
   :data:`MEASURED_METADATA_KEY`, never stored in the references nor compared.
-* **Verdicts** (:func:`passed`, and :func:`localization.claims.claim` for a measured claim): one
+* **Verdicts** (:func:`passed`, and :func:`localization.book.claims.claim` for a measured claim): one
   sentence per check, in the words of the text, with its equation references rendered as the site's
   numbers (:func:`with_references`: ``Eq. (gauss-flow)`` becomes "Eq. (56)" with a link).
 
@@ -55,13 +55,13 @@ MEASURED_METADATA_KEY = "localization-measured"
 
 #: Output-metadata key of a value glued exactly whose accuracy is coarser than its float64 digits (a
 #: residual of cancellation near zero): nbval compares it with this absolute tolerance, and the
-#: references keep the key (tests/tolerant_compare.py).
+#: references keep the key (localization.book.notebooks).
 ACCURACY_METADATA_KEY = "localization-accuracy"
 
 _GLUE_PREFIX = "application/papermill.record/"
 
 #: The book's chapters, next to the package in a source checkout (absent from an installed package).
-_BOOK_DIR = Path(__file__).resolve().parent.parent / "book"
+BOOK_DIR = Path(__file__).resolve().parents[2] / "book"
 
 
 def seed() -> int:
@@ -155,8 +155,8 @@ def glue_exact(name: str, value: Any, significant: int = 10, *, accuracy: float 
     The value is stored in the nbval references and compared on every machine and seed, so it must
     not depend on either. Numbers are compared with a tolerance, never as text (rounding is not
     portable: a value whose machine error straddles a rounding boundary flips its last digit):
-    relative 1e-7 with an absolute floor of 1e-13 (``tests/tolerant_compare.py``). A float is
-    rounded to ``significant`` significant digits (default 10, in 1..15) for display.
+    relative 1e-7 with an absolute floor of 1e-13 (:func:`localization.book.notebooks.numbers_agree`).
+    A float is rounded to ``significant`` significant digits (default 10, in 1..15) for display.
 
     Parameters
     ----------
@@ -302,10 +302,10 @@ _MORE = re.compile(r"(,| and| or) \(([a-z][a-z0-9\-]*)\)")
 @lru_cache(maxsize=1)
 def _equation_labels() -> frozenset[str]:
     """Return the labels of the book's numbered equations (``:label:`` of every ``{math}`` block)."""
-    if not _BOOK_DIR.is_dir():
+    if not BOOK_DIR.is_dir():
         return frozenset()
     found: set[str] = set()
-    for path in _BOOK_DIR.glob("*.md"):
+    for path in BOOK_DIR.glob("*.md"):
         found.update(_MATH_LABEL.findall(path.read_text(encoding="utf-8")))
     return frozenset(found)
 
@@ -348,7 +348,7 @@ def with_references(text: str) -> str:
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    if not _BOOK_DIR.is_dir():
+    if not BOOK_DIR.is_dir():
         return text
 
     def replace(match: re.Match) -> str:

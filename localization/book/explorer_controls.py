@@ -3,7 +3,7 @@
 :class:`Slider` and :class:`Choice`; ``when`` rules (:func:`check_when`, :func:`applies`);
 :func:`frame_grid`.
 
-:mod:`localization.explorer` re-exports the controls; a chapter uses them from there.
+:mod:`localization.book.explorer` re-exports the controls; a chapter uses them from there.
 """
 
 from __future__ import annotations
