@@ -121,6 +121,7 @@ def test_frames_are_drawn_at_twice_the_dpi_and_shown_at_the_column_width(monkeyp
 
 
 def test_a_figure_not_as_wide_as_the_column_is_refused(monkeypatch):
+    plt.close("all")  # figures another test left open are not this test's
     monkeypatch.setenv(explorer.STATIC_WIDGETS_ENV, "frames")
     monkeypatch.delenv(explorer.FRAMES_LOG_ENV, raising=False)
     with pytest.raises(ValueError, match=r"figure is 5 in wide .* plotting.COLUMN_WIDTH = 6.8 in"):

@@ -55,9 +55,7 @@ __all__ = [
     "source_hash",
     "sources",
     "held_out_current",
-    "code_cells",
     "claim_ids",
-    "id_pattern",
     "stated_id",
     "read_records",
     "ClaimSummary",
@@ -238,7 +236,7 @@ _CODE_CELL = re.compile(r"^(`{3,})\{code-cell\}.*?^\1[ \t]*$", re.MULTILINE | re
 _LABEL = re.compile(r"^\(([A-Za-z0-9_\-]+)\)=[ \t]*$", re.MULTILINE)
 
 
-def code_cells(text: str) -> str:
+def _code_cells(text: str) -> str:
     """Return the code cells of a MyST notebook's text (their options and sources, in order), without the prose."""
     return "".join(m.group(0) for m in _CODE_CELL.finditer(text))
 
@@ -259,10 +257,10 @@ def source_hash(path: str | os.PathLike) -> str:
     str
         The hex digest.
     """
-    return hashlib.sha256(code_cells(Path(path).read_text(encoding="utf-8")).encode()).hexdigest()
+    return hashlib.sha256(_code_cells(Path(path).read_text(encoding="utf-8")).encode()).hexdigest()
 
 
-def id_pattern(stated: str) -> re.Pattern:
+def _id_pattern(stated: str) -> re.Pattern:
     """Return a pattern of the ids a stated claim id stands for.
 
     That is the id itself, or, for an f-string id stated in a loop (``f"ica-{slug}-sub"``), every id
@@ -276,14 +274,14 @@ def stated_id(claim_id: str, stated) -> str | None:
     """Return the stated id (or f-string template) among ``stated`` that ``claim_id`` comes from."""
     if claim_id in stated:
         return claim_id
-    return next((s for s in stated if "{" in s and id_pattern(s).match(claim_id)), None)
+    return next((s for s in stated if "{" in s and _id_pattern(s).match(claim_id)), None)
 
 
 def claim_ids(path: str | os.PathLike) -> dict[str, str | None]:
     """Return the claim ids a chapter states, in order, each with the label of its check.
 
     Ids are the ``claim("id", ...)`` calls in its source (an f-string id as its template, see
-    :func:`id_pattern`); the label is that of the nearest ``(label)=`` target above the claim (the check
+    :func:`_id_pattern`); the label is that of the nearest ``(label)=`` target above the claim (the check
     the claims page links to).
 
     Parameters

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from localization.book.explorer_controls import Control, applies
 
-__all__ = ["FRAME_SCALE", "static_html", "frame_alt", "settings_shown"]
+__all__ = ["FRAME_SCALE", "static_html", "_frame_alt", "_settings_shown"]
 
 #: Static frames are drawn at this multiple of the book's dpi (:data:`localization.plotting.FIGURE_DPI`)
 #: and shown at the figure's size in CSS pixels, so that they are crisp on high-density screens.
@@ -112,7 +112,7 @@ _STYLE = """<style>
 </style>"""
 
 
-def settings_shown(controls: Mapping[str, Control], when: Mapping, stops: Sequence[int]) -> list[str]:
+def _settings_shown(controls: Mapping[str, Control], when: Mapping, stops: Sequence[int]) -> list[str]:
     """Return ``description = label`` of every control that applies at these stop indices."""
     values = {n: c.values[i] for (n, c), i in zip(controls.items(), stops, strict=True)}
     return [
@@ -122,7 +122,7 @@ def settings_shown(controls: Mapping[str, Control], when: Mapping, stops: Sequen
     ]
 
 
-def frame_alt(alt: str, settings: Sequence[str]) -> str:
+def _frame_alt(alt: str, settings: Sequence[str]) -> str:
     """Return the alt text of one frame: the description of the picture, then the control values shown."""
     return f"{alt} Settings: {', '.join(settings)}."
 
@@ -181,8 +181,8 @@ def static_html(ident: str, alt: str, controls: Mapping[str, Control], when: Map
         f'{_STYLE}<div class="loc-explorer" id="{ident}">'
         f'<div class="loc-explorer-controls">{"".join(parts)}</div>'
         f'<img src="{default}" width="{width}" height="{height}" '
-        f'alt="{html.escape(frame_alt(alt, settings_shown(controls, when, default_stops)))}">'
-        f'<p class="loc-explorer-values">{html.escape(", ".join(settings_shown(controls, when, default_stops)))}</p>'
+        f'alt="{html.escape(_frame_alt(alt, _settings_shown(controls, when, default_stops)))}">'
+        f'<p class="loc-explorer-values">{html.escape(", ".join(_settings_shown(controls, when, default_stops)))}</p>'
         f'<script type="application/json">{payload}</script>'
         f"<script>{_SCRIPT % {'id': json.dumps(ident)}}</script></div>"
     )

@@ -61,11 +61,7 @@ __all__ = [
     "store",
     "strip",
     "numbers_agree",
-    "output_accuracy",
-    "compared_fields",
-    "field_value",
     "align_outputs",
-    "compared_texts",
     "differences",
     "main",
 ]
@@ -298,7 +294,7 @@ def _cache(cache_dir: Path | str):
     return get_cache(str(cache_dir))
 
 
-def in_cache(path: Path | str, cache_dir: Path | str = BUILD_CACHE) -> bool:
+def _in_cache(path: Path | str, cache_dir: Path | str = BUILD_CACHE) -> bool:
     """Whether the build's execution cache holds the chapter's current code."""
     try:
         _cache(cache_dir).match_cache_notebook(read_chapter(path))
@@ -393,13 +389,13 @@ def numbers_agree(reference: str, test: str, *, rtol: float = RTOL, atol: float 
     return True
 
 
-def output_accuracy(output: dict) -> float:
+def _output_accuracy(output: dict) -> float:
     """Return the absolute floor an output is compared at: :data:`ATOL` or the accuracy it states."""
     value = output.get("metadata", {}).get(ACCURACY_METADATA_KEY)
     return ATOL if value is None else max(ATOL, float(value))
 
 
-def compared_fields(output: dict):
+def _compared_fields(output: dict):
     """Yield (key, where) for every compared text field of an output, in nbval's flattening.
 
     The stream text comes under the stream's name, each MIME type of the data under its own name.
@@ -410,8 +406,8 @@ def compared_fields(output: dict):
         yield mime, ("data", mime)
 
 
-def field_value(output: dict, where):
-    """Return the value of a compared field (``where`` from :func:`compared_fields`)."""
+def _field_value(output: dict, where):
+    """Return the value of a compared field (``where`` from :func:`_compared_fields`)."""
     return output[where] if isinstance(where, str) else output[where[0]][where[1]]
 
 
@@ -433,32 +429,32 @@ def align_outputs(test: list, ref: list, *, rtol: float = RTOL) -> list:
     """
     reference_values = defaultdict(list)
     for output in ref:
-        for key, where in compared_fields(output):
-            reference_values[key].append((field_value(output, where), output_accuracy(output)))
+        for key, where in _compared_fields(output):
+            reference_values[key].append((_field_value(output, where), _output_accuracy(output)))
     aligned = copy.deepcopy(test)
     seen: dict = defaultdict(int)
     for output in aligned:
-        for key, where in compared_fields(output):
+        for key, where in _compared_fields(output):
             index = seen[key]
             seen[key] += 1
             if index >= len(reference_values[key]):
                 continue
             expected, atol = reference_values[key][index]
-            value = field_value(output, where)
+            value = _field_value(output, where)
             if isinstance(value, str) and numbers_agree(expected, value, rtol=rtol, atol=atol):
                 _set(output, where, expected)
     return aligned
 
 
-def compared_texts(notebook) -> list[tuple[str, str, float]]:
+def _compared_texts(notebook) -> list[tuple[str, str, float]]:
     """List (field, text, accuracy) of every compared text output of a stripped notebook, in order."""
     return [
-        (key, field_value(out, where), output_accuracy(out))
+        (key, _field_value(out, where), _output_accuracy(out))
         for cell in notebook.cells
         if cell.cell_type == "code"
         for out in cell.get("outputs", [])
-        for key, where in compared_fields(out)
-        if isinstance(field_value(out, where), str)
+        for key, where in _compared_fields(out)
+        if isinstance(_field_value(out, where), str)
     ]
 
 
@@ -467,7 +463,7 @@ def differences(reference, executed) -> list[str]:
 
     Cells may have been merged, split or moved; the list is empty when the outputs agree.
     """
-    ref, new = compared_texts(reference), compared_texts(executed)
+    ref, new = _compared_texts(reference), _compared_texts(executed)
     found = []
     for i, ((rk, rt, acc), (nk, nt, _)) in enumerate(zip(ref, new, strict=False)):
         if rk != nk or not numbers_agree(rt, nt, atol=acc):
@@ -489,7 +485,7 @@ def _build(paths: Sequence[Path], jobs: int) -> int:
     if execute_config.get("execute_notebooks") != "cache":
         print("notebooks: _config.yml does not execute through the cache; nothing to do")
         return 0
-    todo = [p for p in paths if not in_cache(p)]
+    todo = [p for p in paths if not _in_cache(p)]
     if not todo:
         print("notebooks: every chapter is in the execution cache")
         return 0

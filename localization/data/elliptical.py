@@ -34,7 +34,6 @@ __all__ = [
     "SphereMarginal",
     "RadialEllipticalMarginal",
     "ARTANH_MOMENTS",
-    "radial_moments",
 ]
 
 
@@ -128,7 +127,7 @@ class RadialElliptical(FixedDimensionModel):
 
     def _sample(self, key, num, shape, dtype, method):
         k1, k2 = jax.random.split(key)
-        r2, _ = radial_moments()
+        r2, _ = _radial_moments()
         u = jax.random.uniform(k1, (num, 1), dtype)
         r = (2.0 + jnp.arctanh(u)) / math.sqrt(r2)
         return r * spectral.unit_sphere_rows(k2, num, shape, self.xi, dtype, method)
@@ -206,7 +205,7 @@ class SphereMarginal(Marginal):
 ARTANH_MOMENTS = (1.0, math.log(2.0), math.pi**2 / 12, 9 * float(sp.zeta(3)) / 8, 7 * math.pi**4 / 240)
 
 
-def radial_moments() -> tuple[float, float]:
+def _radial_moments() -> tuple[float, float]:
     """E[R^2], E[R^4] for R = 2 + V."""
     m = ARTANH_MOMENTS
     r2 = 4 + 4 * m[1] + m[2]
@@ -232,19 +231,19 @@ class RadialEllipticalMarginal(Marginal):
     @property
     def fourth_moment(self) -> float:
         """Return E[X^4] = 3 D E[R^4]/((D + 2) E[R^2]^2)."""
-        r2, r4 = radial_moments()
+        r2, r4 = _radial_moments()
         D = self.dim
         return 3.0 * D * r4 / ((D + 2.0) * r2**2)
 
     @property
     def mean_absolute(self) -> float:
         """``E[R] sqrt(D / E[R^2]) E|T|`` with E[R] = 2 + ln 2 (closed form, as for the sphere)."""
-        r2, _ = radial_moments()
+        r2, _ = _radial_moments()
         return (2.0 + ARTANH_MOMENTS[1]) * math.sqrt(self.dim / r2) * _mean_abs_sphere(self.dim)
 
     def _quadrature(self, order):
         # product rule: radial tanh-sinh in the tail probability of R, Gauss-Jacobi for T
-        r2, _ = radial_moments()
+        r2, _ = _radial_moments()
         dl, dr, wr = tanh_sinh(0.0, 1.0, order)
         # R = 2 + artanh(u) with 1 - u = dr: artanh(u) = 0.5 log((2 - dr)/dr)
         r = 2.0 + 0.5 * np.log((2.0 - dr) / dr)
@@ -257,7 +256,7 @@ class RadialEllipticalMarginal(Marginal):
 
     def _sample(self, key, num, dtype):
         k1, k2 = jax.random.split(key)
-        r2, _ = radial_moments()
+        r2, _ = _radial_moments()
         u = jax.random.uniform(k1, (num,), dtype)
         r = 2.0 + jnp.arctanh(u)
         t = SphereMarginal(self.dim)._sample(k2, num, dtype) / math.sqrt(self.dim)

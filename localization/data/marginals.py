@@ -45,7 +45,6 @@ __all__ = [
     "nlgp_transform",
     "nlgp_excess_kurtosis",
     "kur_normaliser",
-    "kur_raw_moment",
     "kur_transform",
     "kur_excess_kurtosis",
     "kur_excess_kurtosis_zero",
@@ -298,7 +297,7 @@ class NLGPMarginal(Marginal):
 # --------------------------------------------------------------------------------------------
 # Kur(k): generalised algebraic sigmoid CDF  F_k(y) = (1 + y / (1 + |y|^k)^(1/k)) / 2
 # --------------------------------------------------------------------------------------------
-def kur_raw_moment(k: float, m: int) -> float:
+def _kur_raw_moment(k: float, m: int) -> float:
     """Return E[Y^m] (m even) for Y with CDF F_k: (1/k) B((m+1)/k, 1 - m/k); inf if m >= k.
 
     Derivation: Y = q_k(U); for u > 1/2 put s = 2u - 1, y = s / (1 - s^k)^(1/k); then t = s^k gives
@@ -312,8 +311,8 @@ def kur_raw_moment(k: float, m: int) -> float:
 def kur_excess_kurtosis(k: float) -> float:
     """Return the exact excess kurtosis of Kur(k): k B(5/k, 1-4/k) / B(3/k, 1-2/k)^2 - 3; inf for 2 < k <= 4."""
     k = v.kur_exponent("k", k)
-    m2 = kur_raw_moment(k, 2)
-    m4 = kur_raw_moment(k, 4)
+    m2 = _kur_raw_moment(k, 2)
+    m4 = _kur_raw_moment(k, 4)
     return math.inf if math.isinf(m4) else m4 / m2**2 - 3.0
 
 
@@ -355,7 +354,7 @@ def kur_transform(z: ArrayLike, k: ArrayLike) -> jax.Array | np.ndarray:
     with np.errstate(divide="ignore"):  # z = 0: log1p(-1) = -inf, and the result is exactly 0
         one_minus_sk = -np.expm1(k * np.log1p(-e))
         x = np.sign(z) * (1.0 - e) * one_minus_sk ** (-1.0 / k)
-    return x / math.sqrt(kur_raw_moment(k, 2))
+    return x / math.sqrt(_kur_raw_moment(k, 2))
 
 
 @dataclass(frozen=True)
@@ -374,17 +373,17 @@ class KurMarginal(Marginal):
     @property
     def normaliser(self) -> float:
         """Return 𝒵_k = sqrt(E[Y^2]), Y the unnormalised Kur(k) variable."""
-        return math.sqrt(kur_raw_moment(self.k, 2))
+        return math.sqrt(_kur_raw_moment(self.k, 2))
 
     @property
     def second_moment(self) -> float:
         """Return E[X^2] (1 up to rounding)."""
-        return kur_raw_moment(self.k, 2) / self.normaliser**2
+        return _kur_raw_moment(self.k, 2) / self.normaliser**2
 
     @property
     def fourth_moment(self) -> float:
         """Return E[X^4] (math.inf for k <= 4)."""
-        m4 = kur_raw_moment(self.k, 4)
+        m4 = _kur_raw_moment(self.k, 4)
         return math.inf if math.isinf(m4) else m4 / self.normaliser**4
 
     def upper_quantile(self, p: ArrayLike) -> np.ndarray:

@@ -62,7 +62,6 @@ from localization.pytree import pytree_dataclass, static_field
 
 __all__ = [
     "Gating",
-    "half_space_gates",
     "CoordinateGate",
     "BumpGates",
     "HalfSpaceGates",
@@ -95,7 +94,7 @@ class Gating(Protocol):
         ...
 
 
-def check_input(x: ArrayLike, num_dims: int) -> jax.Array:
+def _check_input(x: ArrayLike, num_dims: int) -> jax.Array:
     """Return ``x`` as a JAX array with last axis ``num_dims``; concrete inputs must be finite.
 
     Integer inputs are converted to float64.
@@ -128,7 +127,7 @@ def check_input(x: ArrayLike, num_dims: int) -> jax.Array:
     return x
 
 
-def half_space_gates(normals: jax.Array, x: jax.Array) -> jax.Array:
+def _half_space_gates(normals: jax.Array, x: jax.Array) -> jax.Array:
     r"""Return the gate values :math:`\mathbb 1(\langle n_p, x\rangle > 0)`; no validation (jit-safe).
 
     Parameters
@@ -191,11 +190,11 @@ class CoordinateGate:
 
     def __call__(self, x: ArrayLike) -> jax.Array:
         r"""Return :math:`\mathbb 1(x_{i_p} > 0)`, shape (..., P), for inputs ``x`` (..., N)."""
-        x = check_input(x, self.num_dims)
+        x = _check_input(x, self.num_dims)
         return (x[..., jnp.asarray(self.coordinates)] > 0).astype(x.dtype)
 
 
-def ring_distance(num_dims: int, centre: float) -> np.ndarray:
+def _ring_distance(num_dims: int, centre: float) -> np.ndarray:
     """(N,) float64: the distance on the ring of ``num_dims`` sites from every site to ``centre``."""
     d = np.abs(np.arange(num_dims) - centre) % num_dims
     return np.minimum(d, num_dims - d)
@@ -239,12 +238,12 @@ class BumpGates:
     @property
     def normals(self) -> np.ndarray:
         """(P, N) float64: the bumps :math:`b_p` (peak value 1 at an integer centre)."""
-        return np.stack([np.exp(-(ring_distance(self.num_dims, c) ** 2) / (2 * self.width**2)) for c in self.centres])
+        return np.stack([np.exp(-(_ring_distance(self.num_dims, c) ** 2) / (2 * self.width**2)) for c in self.centres])
 
     def __call__(self, x: ArrayLike) -> jax.Array:
         """Return the gate values (..., P) of inputs ``x`` (..., N)."""
-        x = check_input(x, self.num_dims)
-        return half_space_gates(self.normals, x)
+        x = _check_input(x, self.num_dims)
+        return _half_space_gates(self.normals, x)
 
 
 @pytree_dataclass(eq=False)
@@ -283,8 +282,8 @@ class HalfSpaceGates:
 
     def __call__(self, x: ArrayLike) -> jax.Array:
         """Return the gate values (..., P) of inputs ``x`` (..., N)."""
-        x = check_input(x, self.num_dims)
-        return half_space_gates(self.normals, x)
+        x = _check_input(x, self.num_dims)
+        return _half_space_gates(self.normals, x)
 
 
 @pytree_dataclass(eq=False)
@@ -349,8 +348,8 @@ class FrozenReLUGates:
 
     def __call__(self, x: ArrayLike) -> jax.Array:
         """Return the gate values (..., P) of inputs ``x`` (..., N)."""
-        x = check_input(x, self.num_dims)
-        return half_space_gates(self.weights, x)
+        x = _check_input(x, self.num_dims)
+        return _half_space_gates(self.weights, x)
 
 
 # -------------------------------------------------------------------------------------------------

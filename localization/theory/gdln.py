@@ -70,7 +70,7 @@ __all__ = [
 BOOK_TIME_CONSTANT = 0.5
 
 
-def check_system(A: ArrayLike, b: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+def _check_system(A: ArrayLike, b: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Return the validated float64 ``(A (D, D), b (D,))``: finite, ``A`` symmetric (to 1e-10 relative).
 
     ``A`` must be positive semi-definite; eigenvalues below ``-1e-10 * max|λ|`` raise ``ValueError``.
@@ -120,7 +120,7 @@ def vector_field(A: ArrayLike, b: ArrayLike, w: ArrayLike, time_constant: float 
     np.ndarray
         (..., D) float64.
     """
-    A, b = check_system(A, b)
+    A, b = _check_system(A, b)
     w = np.asarray(v.float_array("w", w, ndim_min=1, last_dim=A.shape[0]), dtype=np.float64)
     return (b - w @ A) / _time_constant(time_constant)
 
@@ -151,7 +151,7 @@ def flow_solution(
     np.ndarray
         (D,) or (T, D) float64.
     """
-    A, b = check_system(A, b)
+    A, b = _check_system(A, b)
     w0 = np.asarray(v.float_array("w0", w0, ndim_min=1, last_dim=A.shape[0]), dtype=np.float64)
     if w0.shape != b.shape:
         raise ValueError(f"w0 must have shape {b.shape}, got {w0.shape}")
@@ -203,7 +203,7 @@ def ols_limit(A: ArrayLike, b: ArrayLike, rtol: float = 1e-10) -> OLSLimit:
     OLSLimit
         ``w`` (D,), ``singular`` and ``rank``.
     """
-    A, b = check_system(A, b)
+    A, b = _check_system(A, b)
     rtol = v.in_range("rtol", rtol, 0.0, 1.0, low_open=True, high_open=True)
     lam, Q = _eig(A)
     keep = lam > rtol * max(float(lam[-1]), 1e-300)
@@ -268,7 +268,7 @@ def loss_curve(
     np.ndarray
         (T,) float64.
     """
-    A, b = check_system(A, b)
+    A, b = _check_system(A, b)
     t_arr = np.atleast_1d(np.asarray(t, dtype=np.float64))
     if t_arr.ndim != 1 or not np.all(np.isfinite(t_arr)) or np.any(t_arr < 0):
         raise ValueError(f"t must be a finite time >= 0 or a 1-D array of them, got {t!r}")
@@ -299,6 +299,6 @@ def race_rates(A: ArrayLike, time_constant: float = BOOK_TIME_CONSTANT) -> np.nd
     np.ndarray
         (D,) float64 rates.
     """
-    A, _ = check_system(A, np.zeros(np.shape(A)[0]))
+    A, _ = _check_system(A, np.zeros(np.shape(A)[0]))
     lam, _ = _eig(A)
     return lam / _time_constant(time_constant)

@@ -8,7 +8,7 @@ closed forms are :mod:`localization.theory.hypercube`; the neuron's exact flow o
 :math:`n \le` :data:`MAX_DIMENSION`.
 
 The laws: :func:`uniform_law` (iid signs), :func:`ising_ring_law` (exact Boltzmann weights of the periodic
-chain), :func:`sign_gaussian_law` / :func:`nlgp_limit_law` (the law of :math:`\operatorname{sign} Z`,
+chain), :func:`_sign_gaussian_law` / :func:`nlgp_limit_law` (the law of :math:`\operatorname{sign} Z`,
 :math:`Z\sim\mathcal N(0, C)`: NLGP at :math:`g\to\infty`; exact orthant probabilities for
 :math:`n \le 3` by Sheppard's formula and its trivariate extension); their Monte Carlo estimate for
 :math:`n \le 6` is ``localization.experiments.hypercube.nlgp_limit_law_mc``.
@@ -32,7 +32,6 @@ __all__ = [
     "law_probabilities",
     "uniform_law",
     "ising_ring_law",
-    "sign_gaussian_law",
     "nlgp_limit_law",
 ]
 
@@ -183,7 +182,7 @@ def _correlation(cov: ArrayLike, n_max: int) -> np.ndarray:
     return np.clip(c * d[:, None] * d[None, :], -1.0, 1.0)
 
 
-def sign_gaussian_law(cov: ArrayLike) -> np.ndarray:
+def _sign_gaussian_law(cov: ArrayLike) -> np.ndarray:
     r"""(2^n,) exact law of :math:`\operatorname{sign} Z`, :math:`Z\sim\mathcal N(0, C)`, n <= 3.
 
     Vertex :math:`x` has probability :math:`P(x\odot Z > 0)`, the positive orthant of the
@@ -220,4 +219,4 @@ def nlgp_limit_law(xi: float, n: int) -> np.ndarray:
         (2^n,) float64 probabilities, ordered as :func:`vertices`.
     """
     n = check_dimension(n, 3)
-    return sign_gaussian_law(_latent_covariance(xi, n))
+    return _sign_gaussian_law(_latent_covariance(xi, n))
