@@ -3,7 +3,7 @@
 The chapter checks the sources' statements (SymPy, quadrature, enumeration, Monte Carlo); these
 tests hold what is an identity of the library: one implementation against another, a library
 function against a formula, and the validation of the chapter's helpers in
-``localization.experiments.data_properties`` and ``localization.figures.data``.
+``localization.experiments.data_properties``.
 """
 
 import itertools
@@ -17,7 +17,6 @@ from scipy import special, stats
 import localization
 from localization import data, prng
 from localization.experiments import data_properties as dp
-from localization.figures import data as fig_data
 
 localization.enable_float64()
 
@@ -159,7 +158,7 @@ def test_enumerate_ising_and_wrapped_spectrum():
     with pytest.raises(ValueError, match="n"):
         dp.enumerate_ising(0.7, 20)
     exact = np.array([float(x) for x in dp.wrapped_kernel_spectrum(3.0, 40, dps=30)])
-    wrapped, periodised = fig_data.kernel_spectra((3.0,), 40)[3.0]
+    wrapped, periodised = dp.kernel_spectra((3.0,), 40)[3.0]
     assert np.max(np.abs(exact - wrapped)) < 1e-12
     assert np.all(np.diff(periodised) >= 0)
 

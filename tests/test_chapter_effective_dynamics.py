@@ -13,8 +13,9 @@ import pytest
 
 from localization import data, initialisation, metrics, theory, train
 from localization.experiments import effective_dynamics as cmp
-from localization.figures import effective_dynamics as fed
-from localization.figures import effective_dynamics_claims as fedc
+from localization.experiments import flow_agreement as fa
+from localization.experiments import flow_breakdown as fb
+from localization.experiments import kurtosis_threshold as kt
 from localization.theory import evaluate_amplifier
 
 N = 40
@@ -52,10 +53,10 @@ def test_tabulated_amplifier_matches_quadrature(marginal):
     assert err < 1e-6, err
 
 
-@pytest.mark.parametrize("task", list(fed.fig3_tasks()))
+@pytest.mark.parametrize("task", list(fa.fig3_tasks()))
 def test_amplifier_taylor_is_eq_eff_taylor(task):
     # Eq. (eff-taylor): sqrt(2/pi) [a + (3 - E X^4) a^3 / 6], to rounding.
-    m = fed.fig3_tasks()[task].model1.marginal
+    m = fa.fig3_tasks()[task].model1.marginal
     a = np.array([-0.5, 0.01, 0.1, 0.9])
     phi3 = math.sqrt(2 / math.pi) * (a + (3 - m.fourth_moment) * a**3 / 6)
     assert np.max(np.abs(evaluate_amplifier(theory.amplifier_taylor(m), a) - phi3)) < 1e-14
@@ -65,11 +66,11 @@ def test_amplifier_taylor_is_eq_eff_taylor(task):
 def test_fig3a_amplifier_is_the_paper_codes_step(name):
     # fig3a.py's simulate_kurtosis, written out line by line for 20 steps, is the library's Euler
     # step of Eq. (eff-flow) with phi = cmp.fig3a_amplifier = 2 f.
-    task = fed.fig3_tasks()[name]
+    task = fa.fig3_tasks()[name]
     marg = task.model1.marginal
     s0, s1 = (np.asarray(x) for x in task.covariances(N))
     kappa = marg.fourth_moment / marg.variance**2
-    w0 = np.asarray(fed.initial_weights()[0], dtype=np.float64)
+    w0 = np.asarray(fa.initial_weights(jax.random.key(2))[0], dtype=np.float64)
     w = w0
     for _ in range(20):
         sw1, sw0 = s1 @ w, s0 @ w
@@ -87,38 +88,62 @@ def test_normalized_distance_is_eq_eff_distance():
 
 
 def test_circulant_spectrum_and_elasticity(kur5):
-    s0, s1, lam1, mu = fed.circulant_spectrum(kur5, N)
+    s0, s1, lam1, mu = fa.circulant_spectrum(kur5, N)
     assert np.allclose(np.sort(lam1), np.linalg.eigvalsh(s1), atol=1e-10)
     assert np.allclose(np.sort(mu), np.linalg.eigvalsh(s0 + s1), atol=1e-10)
     # rho = 1 for a linear phi, and phi(a0) is returned
     lin = theory.CubicTaylor(math.sqrt(2 / math.pi), 0.0)
-    rho, v0 = fed.amplifier_elasticity(lin, 0.3)
+    rho, v0 = fa.amplifier_elasticity(lin, 0.3)
     assert abs(rho - 1) < 1e-9 and abs(v0 - 0.3 * math.sqrt(2 / math.pi)) < 1e-14
     with pytest.raises(TypeError, match="task"):
-        fed.circulant_spectrum(object(), N)
+        fa.circulant_spectrum(object(), N)
     with pytest.raises(ValueError, match="a0"):
-        fed.amplifier_elasticity(lin, 1.0)
+        fa.amplifier_elasticity(lin, 1.0)
 
 
 def test_measures_validation():
     with pytest.raises(TypeError, match="first"):
-        fed.fig3_measures({"x": 1})
+        fa.fig3_measures({"x": 1})
     with pytest.raises(TypeError, match="runs"):
-        fed.mode_statistics([], np.ones((2, N)))
+        fa.mode_statistics([], np.ones((2, N)))
     with pytest.raises(TypeError, match="Breakdown"):
-        fed.breakdown_measures(object())
+        fb.breakdown_measures(object())
     with pytest.raises(TypeError, match="PeakCount"):
-        fedc.peak_measures(object())
+        fa.peak_measures(object())
     with pytest.raises(TypeError, match="tasks"):
-        fed.drift_test({}, np.ones(N))
+        cmp.drift_test(jax.random.key(0), {}, np.ones(N))
     with pytest.raises(ValueError, match="one weight vector"):
-        fed.drift_test({"k": data.LengthscaleTask.of(data.Kur, xi=XI, k=5.0)}, np.ones((2, N)))
+        cmp.drift_test(jax.random.key(0), {"k": data.LengthscaleTask.of(data.Kur, xi=XI, k=5.0)}, np.ones((2, N)))
 
 
 def test_excess_kurtosis_at():
-    assert math.isnan(fedc.excess_kurtosis_at("Kur", math.nan))
-    assert fedc.excess_kurtosis_at("NLGP", 3.0) < 0
+    assert math.isnan(kt.excess_kurtosis_at("Kur", math.nan))
+    assert kt.excess_kurtosis_at("NLGP", 3.0) < 0
     k_star = data.kur_excess_kurtosis_zero()
-    assert fedc.excess_kurtosis_at("Kur", k_star - 0.1) > 0 > fedc.excess_kurtosis_at("Kur", k_star + 0.1)
+    assert kt.excess_kurtosis_at("Kur", k_star - 0.1) > 0 > kt.excess_kurtosis_at("Kur", k_star + 0.1)
     with pytest.raises(ValueError, match="family"):
-        fedc.excess_kurtosis_at("Gauss", 1.0)
+        kt.excess_kurtosis_at("Gauss", 1.0)
+
+
+def test_gaussian_spectra_two_routes_agree():
+    # The exercises' check takes the Gaussian covariances' spectra as the circulant eigenvalues of
+    # data.Gaussian(xi).covariance(n) (spectral.circulant_eigenvalues of the first row); they are the
+    # kernel's eigenvalues of the Poisson-dual series, spectral.eigenvalues, and those of the matrix.
+    for xi in (0.3, 1.0, 3.0):
+        for n in (20, 40, 640):
+            cov = np.asarray(data.Gaussian(xi).covariance(n))
+            lam = data.spectral.circulant_eigenvalues(cov[0])
+            assert np.max(np.abs(lam - data.spectral.eigenvalues(xi, n))) < 1e-14, (xi, n)
+            if n <= 40:
+                assert np.allclose(np.sort(lam), np.linalg.eigvalsh(cov), rtol=0, atol=1e-12)
+
+
+def test_builder_inputs_are_validated():
+    with pytest.raises(ValueError, match="batch"):
+        fa.fig3_runs(jax.random.key(0), np.ones((2, N)), {"Ising": 10}, modes_key=jax.random.key(1))
+    with pytest.raises(TypeError, match="Fig3Runs"):
+        fa.peak_count(jax.random.key(0), (1, 2))
+    with pytest.raises(ValueError, match="settings"):
+        fb.breakdown(jax.random.key(0), {"n": 40}, w0_key=jax.random.key(1), replica_key=jax.random.key(2))
+    with pytest.raises(TypeError, match="BreakdownMeasures"):
+        fb.breakdown_summary(fb.Breakdown(*[None] * 14), object())

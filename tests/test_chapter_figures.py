@@ -5,12 +5,14 @@ expensive builders run in their chapters, whose outputs tests/references hold)."
 
 import math
 
+import jax
 import matplotlib
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
 from localization import field_analysis, figures, plotting
+from localization.experiments import mechanism as em
 from localization.figures import effective_dynamics, effective_dynamics_claims, mechanism, sgd_vs_flow, two_dimensions
 from localization.theory import mechanism as mech
 
@@ -38,11 +40,11 @@ def test_mechanism_gain_is_the_theory_gain_and_constant_for_gaussian_data():
         built = mechanism.mechanism_gain()
     assert isinstance(built, figures.Built) and isinstance(built.figure, Figure)
     gain = built.data
-    assert np.array_equal(gain.a, mechanism.GAIN_GRID) and set(gain.gains) == set(mechanism.COLORS)
+    assert np.array_equal(gain.a, em.GAIN_GRID) and set(gain.gains) == set(mechanism.COLORS)
     assert np.max(np.abs(gain.gains["Gaussian"] - mech.GAUSSIAN_SLOPE)) < 1e-12  # G = sqrt(2/pi) exactly
-    setting = mechanism.setup()
+    setting = em.setup()
     for name, g in gain.gains.items():
-        assert np.max(np.abs(g - mech.effective_gain(setting.phi[name], mechanism.GAIN_GRID))) < 1e-15, name
+        assert np.max(np.abs(g - mech.effective_gain(setting.phi[name], em.GAIN_GRID))) < 1e-15, name
         assert 0 < gain.stability[name].alpha < 1, name
     # one line per task, each the gain in units of sqrt(2/pi)
     (ax,) = built.figure.get_axes()
@@ -57,22 +59,22 @@ def test_mechanism_flows_checkpoint_every_twenty_steps_with_times_steps_times_lr
         built = mechanism.mechanism_flow()
     flows = built.data
     assert list(flows) == list(mechanism.COLORS)
-    last = int(round(mechanism.SNAPSHOT_TIMES[-1] / mechanism.FLOW_LR))
+    last = int(round(em.SNAPSHOT_TIMES[-1] / em.FLOW_LR))
     for tr in flows.values():
         steps = np.asarray(tr.steps)
         assert np.array_equal(steps, np.arange(0, last + 1, 20))
-        assert np.allclose(np.asarray(tr.times), steps * mechanism.FLOW_LR, rtol=0, atol=1e-12)
+        assert np.allclose(np.asarray(tr.times), steps * em.FLOW_LR, rtol=0, atol=1e-12)
     # every flow starts from the same weights; the linear (Gaussian) flow ends in the constant state, IPR 1/N
     w = {name: np.asarray(tr.weights) for name, tr in flows.items()}
     assert all(np.array_equal(x[0], w["Gaussian"][0]) for x in w.values())
     end = w["Gaussian"][-1]
-    assert abs(np.sum(end**4) / np.sum(end**2) ** 2 - 1 / mechanism.N) < 1e-3
-    assert len(built.figure.get_axes()) == 3 * len(mechanism.SNAPSHOT_TIMES)
+    assert abs(np.sum(end**4) / np.sum(end**2) ** 2 - 1 / em.N) < 1e-3
+    assert len(built.figure.get_axes()) == 3 * len(em.SNAPSHOT_TIMES)
 
 
 def test_mechanism_integrate_flows_checks_steps():
     with pytest.raises(ValueError, match="steps must be a multiple of 20"):
-        mechanism.integrate_flows(mechanism.setup(), 30)
+        em.integrate_flows(jax.random.key(0), em.setup(), 30)
 
 
 def test_peak_failure_layout_is_at_most_three_per_row():
@@ -114,7 +116,7 @@ def test_builders_that_take_runs_refuse_other_objects():
     with pytest.raises(TypeError, match="runs must be a Breakdown"):
         effective_dynamics.fig8_snapshots(runs={"times": []})
     with pytest.raises(TypeError, match="fig3 must be a Fig3Runs"):
-        effective_dynamics_claims.peak_count(fig3=(1, 2))
+        effective_dynamics_claims.peak_failures(fig3=(1, 2))
     with pytest.raises(TypeError, match="runs must be a Fig1Runs"):
         two_dimensions.fig1_share_time(runs=[])
     with pytest.raises(ValueError, match="scale must be one of"):

@@ -6,7 +6,6 @@ import pytest
 
 from localization import data
 from localization.experiments import ica
-from localization.figures import ica as fica
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +16,7 @@ def fit_and_task():
 
 def test_filter_outputs_shapes_and_kurtosis(fit_and_task):
     fit, task = fit_and_task
-    out = fica.filter_outputs(jax.random.key(1), task, fit, num=3000)
+    out = ica.filter_outputs(jax.random.key(1), task, fit, num=3000)
     assert out.outputs.shape == (3000, 8) and out.labels.shape == (3000,)
     assert out.kurtosis.shape == out.localized.shape == (8,)
     assert out.localized.dtype == bool
@@ -31,6 +30,6 @@ def test_filter_outputs_shapes_and_kurtosis(fit_and_task):
 def test_filter_outputs_validation(fit_and_task):
     fit, task = fit_and_task
     with pytest.raises(TypeError, match="fit"):
-        fica.filter_outputs(jax.random.key(1), task, object())
+        ica.filter_outputs(jax.random.key(1), task, object())
     with pytest.raises(ValueError, match="num"):
-        fica.filter_outputs(jax.random.key(1), task, fit, num=1)
+        ica.filter_outputs(jax.random.key(1), task, fit, num=1)

@@ -2,7 +2,7 @@
 
 The chapter checks its equations against the flow; these tests hold the library's identities: the
 effective flow and its Jacobian (``theory.effective_vector_field``, ``theory.effective_jacobian``,
-wrapped by ``localization.figures.mechanism.fourier_jacobian``) against Eq. (mech-flow) written out
+wrapped by ``localization.experiments.mechanism.fourier_jacobian``) against Eq. (mech-flow) written out
 and differentiated by JAX.
 """
 
@@ -13,13 +13,13 @@ import pytest
 
 import localization
 from localization import theory
-from localization.figures import gaussian as fg
-from localization.figures import mechanism as fm
+from localization.experiments import gaussian as gx
+from localization.experiments import mechanism as em
 from localization.theory import mechanism as mech
 
 localization.enable_float64()
 
-N = fm.N
+N = em.N
 
 
 def _field(w, phi, s0, s1):
@@ -31,7 +31,7 @@ def _field(w, phi, s0, s1):
 
 @pytest.fixture(scope="module")
 def setting():
-    return fm.setup()
+    return em.setup()
 
 
 def _w_fixed():
@@ -54,7 +54,7 @@ def test_fourier_jacobian_is_autodiff_of_the_written_out_flow(setting):
     q = mech.circulant_spectra(s0, s1).basis
     w = np.random.default_rng(0).normal(size=N)
     jac = np.asarray(jax.jacfwd(lambda x: _field(x, setting.phi[name], s0, s1))(jnp.asarray(w)))
-    got = fm.fourier_jacobian(w, setting.phi[name], s0, s1, q)
+    got = em.fourier_jacobian(w, setting.phi[name], s0, s1, q)
     assert got.shape == (N, N) and got.dtype == np.float64
     assert np.max(np.abs(got - q.T @ jac @ q)) < 1e-12
 
@@ -64,8 +64,8 @@ def test_fourier_jacobian_with_linear_phi_is_the_gaussian_one(setting):
     q = mech.circulant_spectra(s0, s1).basis
     w = np.random.default_rng(1).normal(size=N)
     linear = lambda a: mech.GAUSSIAN_SLOPE * a  # noqa: E731
-    got = fm.fourier_jacobian(w, linear, s0, s1, q)
-    assert np.max(np.abs(got - fg.fourier_jacobian(w, s0, s1, q))) < 1e-12
+    got = em.fourier_jacobian(w, linear, s0, s1, q)
+    assert np.max(np.abs(got - gx.fourier_jacobian(w, s0, s1, q))) < 1e-12
 
 
 def test_fourier_jacobian_is_diagonal_at_the_constant_state(setting):
@@ -73,7 +73,7 @@ def test_fourier_jacobian_is_diagonal_at_the_constant_state(setting):
     name = "Kur(5)"
     st = mech.constant_mode_stability(setting.phi[name], *setting.cov[name])
     q = mech.circulant_spectra(*setting.cov[name]).basis
-    jq = fm.fourier_jacobian(st.amplitude * np.ones(N), setting.phi[name], *setting.cov[name], q)
+    jq = em.fourier_jacobian(st.amplitude * np.ones(N), setting.phi[name], *setting.cov[name], q)
     assert np.max(np.abs(jq - np.diag(st.rates))) < 1e-12
 
 
@@ -83,12 +83,12 @@ def test_fourier_jacobian_validates(setting):
     linear = lambda a: mech.GAUSSIAN_SLOPE * a  # noqa: E731
     w = np.ones(N)
     with pytest.raises(ValueError, match="basis"):
-        fm.fourier_jacobian(w, linear, s0, s1, np.eye(3))
+        em.fourier_jacobian(w, linear, s0, s1, np.eye(3))
     with pytest.raises(ValueError, match="w must be"):
-        fm.fourier_jacobian(np.ones((2, N)), linear, s0, s1, q)
+        em.fourier_jacobian(np.ones((2, N)), linear, s0, s1, q)
     with pytest.raises(ValueError, match="orthonormal"):
-        fm.fourier_jacobian(w, linear, s0, s1, 2 * q)
+        em.fourier_jacobian(w, linear, s0, s1, 2 * q)
     with pytest.raises(ValueError, match="non-zero"):
-        fm.fourier_jacobian(np.zeros(N), linear, s0, s1, q)
+        em.fourier_jacobian(np.zeros(N), linear, s0, s1, q)
     with pytest.raises(TypeError, match="phi must be callable"):
-        fm.fourier_jacobian(w, 3.0, s0, s1, q)
+        em.fourier_jacobian(w, 3.0, s0, s1, q)

@@ -221,7 +221,7 @@ def test_fig3a_amplifier_validation():
 # first_most_localized: where a sweep's fields are localized in most runs
 # -------------------------------------------------------------------------------------------------
 def test_first_most_localized_needs_more_than_half():
-    from localization.figures.effective_dynamics_claims import first_most_localized
+    from localization.experiments.kurtosis_threshold import first_most_localized
 
     params = [4.5, 5.0, 6.0, 8.0]
     shares = [[0.3, 0.9, 0.2, 0.1], [0.85, 0.9, 0.3, 0.2], [0.81, 0.9, 0.95, 0.2], [0.9, 0.9, 0.9, 0.9]]

@@ -143,9 +143,9 @@ def test_draw_functions_check_their_axes():
 
     axes = Figure().subplots(2, 4)
     with pytest.raises(ValueError, match=r"axes must be a \(4, 3\) array"):
-        figures.data.draw_data_models(None, axes)
+        figures.data.draw_data_models(axes, None)
     with pytest.raises(ValueError, match=r"axes must be a \(4,\) array"):
-        figures.data.draw_model_row(None, axes[0, :3], None, None, 10)
+        figures.data.draw_model_row(axes[0, :3], None)
     with pytest.raises(TypeError, match="result must be a Fig5Result"):
         figures.sweeps.draw_ipr_vs_kurtosis(axes[0, 0], {"nlgp": None}, linthresh=2.0)
     with pytest.raises(TypeError, match="pd must be a PhaseDiagram"):
@@ -160,11 +160,12 @@ def test_draw_model_row_draws_the_samples_covariance_and_marginal():
     from matplotlib.figure import Figure
 
     from localization import data, plotting
+    from localization.experiments import data_properties as dp
 
     axes = Figure().subplots(1, 4)
     long_model, short_model = data.NLGP(xi=5.0, gain=3.0), data.NLGP(xi=1.0, gain=3.0)
     key = jax.random.key(3)
-    im = figures.data.draw_model_row(key, axes, long_model, short_model, 30, num_marginal=500)
+    im = figures.data.draw_model_row(axes, dp.model_row_samples(key, long_model, short_model, 30, num_marginal=500))
     k_long, k_short, _ = jax.random.split(key, 3)
     np.testing.assert_array_equal(axes[0].lines[0].get_ydata(), np.asarray(long_model.sample(k_long, 1, 30))[0])
     np.testing.assert_array_equal(axes[1].lines[0].get_ydata(), np.asarray(short_model.sample(k_short, 1, 30))[0])
@@ -172,7 +173,9 @@ def test_draw_model_row_draws_the_samples_covariance_and_marginal():
     np.testing.assert_allclose(im.get_array(), np.asarray(long_model.covariance(30)))
     assert f"{long_model.marginal.excess_kurtosis:.3g}" in axes[3].get_title()
     with pytest.raises(ValueError, match="n must be"):
-        figures.data.draw_model_row(key, axes, long_model, short_model, 1)
+        dp.model_row_samples(key, long_model, short_model, 1)
+    with pytest.raises(TypeError, match="row must be a ModelRowSamples"):
+        figures.data.draw_model_row(axes, None)
 
 
 @pytest.mark.slow
@@ -488,9 +491,11 @@ def test_mechanism_figures_are_registered_for_their_chapter(capsys):
 
 @pytest.mark.slow
 def test_mechanism_drawing_checks_its_arguments():
+    import jax
     from matplotlib.figure import Figure
 
-    from localization.figures import flows, mechanism
+    from localization.experiments import mechanism as em
+    from localization.figures import flows
 
     fig = Figure()
     ax = fig.subplots()
@@ -500,6 +505,6 @@ def test_mechanism_drawing_checks_its_arguments():
         flows.draw_gain(ax, [0.1, 0.2], {"a": [1.0]}, {"a": 0.1})
     with pytest.raises(TypeError, match="trajectories must be a non-empty mapping"):
         flows.draw_ipr_split(Figure().subplots(2), {}, {}, 40)
-    tr = mechanism.integrate_flows(mechanism.setup(), 20)
+    tr = em.integrate_flows(jax.random.key(0), em.setup(), 20)
     with pytest.raises(ValueError, match=r"steps \[7\] are not checkpoints"):
         flows.draw_flow_snapshots(Figure().subplots(3, 1, squeeze=False), tr, {k: np.eye(40) for k in tr}, [7])

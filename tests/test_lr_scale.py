@@ -109,3 +109,13 @@ def test_record_stores_localization_shares(monkeypatch, tmp_path):
         assert np.array_equal(np.isnan(share), diverged)
         expected = np.asarray(field_analysis.localization_share(getattr(r, k), 16))
         assert np.allclose(share[~diverged], expected[~diverged], atol=1e-4)
+
+
+def test_lr_scale_record_reads_the_committed_record_and_its_thresholds():
+    # the thresholds recomputed from the record's settings are those the record stores
+    d = cmp.lr_scale_record()
+    assert d.record["settings"]["gains"] == list(cmp.LR_SCALE_RECORD["gains"])
+    assert np.allclose(d.eta_c, d.record["threshold"], rtol=1e-12, atol=0)
+    assert d.fixed_point.threshold > d.eta_c[0]
+    with pytest.raises(TypeError, match="path"):
+        cmp.lr_scale_record(3)

@@ -115,3 +115,27 @@ def test_validation(nlgp):
         mech.constant_mode_stability(phi, s0, 2 * s1)
     with pytest.raises(ValueError, match="slope"):
         mech.ipr_rate_split(np.ones(N), phi, s0, s1, slope=-1.0)
+
+
+@pytest.mark.parametrize("n", [24, 25, 40])
+def test_spectra_are_the_circulant_eigenvalues_of_data_spectral(n):
+    """``circulant_spectra`` takes its eigenvalues from ``data.spectral.circulant_eigenvalues`` (the DFT
+    of the first row): equal to the diagonal of Q^T Σ Q, its former computation, to 1e-12."""
+    from localization.data import spectral
+
+    for task in (
+        data.LengthscaleTask.of(data.Gaussian, xi=(1.0, 3.0)),
+        data.LengthscaleTask.of(data.NLGP, xi=(1.0, 3.0), gain=3.0),
+        data.LengthscaleTask.of(data.Kur, xi=(0.7, 2.0), k=5.0),
+    ):
+        s0, s1 = task.covariances(n)
+        sp = mech.circulant_spectra(s0, s1)
+        for lam, s in ((sp.lam0, s0), (sp.lam1, s1)):
+            np.testing.assert_array_equal(lam, spectral.circulant_eigenvalues(s[0])[sp.freq])
+            assert np.max(np.abs(lam - np.diag(sp.basis.T @ s @ sp.basis))) < 1e-12
+    # diagonal in the real Fourier basis but not circulant (a cos/sin pair split): rejected
+    q, freq = spectral.real_fourier_basis(n)
+    mu = np.asarray(spectral.eigenvalues(2.0, n))[freq].copy()
+    mu[1] += 0.1
+    with pytest.raises(ValueError, match="cov1 must be circulant"):
+        mech.circulant_spectra(s0, q @ np.diag(mu) @ q.T)

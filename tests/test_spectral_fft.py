@@ -191,3 +191,27 @@ def test_bad_method_raises(bad):
         data.LengthscaleTask.of(data.Gaussian, xi=(1.0, 2.0)).sample(KEY, 2, 8, method=bad)
     with pytest.raises(ValueError, match="method"):
         spectral.to_sites(jnp.zeros((1, 8)), (8,), bad)
+
+
+@pytest.mark.parametrize("L", [1, 2, 7, 40])
+def test_circulant_eigenvalues_diagonalise_the_circulant(L):
+    """The eigenvalues of a symmetric circulant are the DFT of its first row, in the real Fourier basis
+    ordered by ``freq``; the periodised kernel's are the Poisson series ``spectral.eigenvalues``."""
+    row = np.asarray(spectral.kernel_row(2.0, L))
+    lam = spectral.circulant_eigenvalues(row)
+    assert lam.shape == (L,) and lam.dtype == np.float64
+    np.testing.assert_allclose(lam, spectral.eigenvalues(2.0, L), rtol=0, atol=1e-12)
+    if L > 1:
+        q, freq = spectral.real_fourier_basis(L)
+        np.testing.assert_allclose(q @ np.diag(lam[freq]) @ q.T, spectral.circulant(row), rtol=0, atol=1e-12)
+
+
+def test_circulant_eigenvalues_validate_the_row():
+    with pytest.raises(ValueError, match="row must be symmetric"):
+        spectral.circulant_eigenvalues([1.0, 0.5, 0.2])
+    with pytest.raises(ValueError, match="row must be a non-empty 1-D array"):
+        spectral.circulant_eigenvalues(np.eye(3))
+    with pytest.raises(ValueError, match="row must be finite"):
+        spectral.circulant_eigenvalues([1.0, np.nan, np.nan])
+    with pytest.raises(TypeError, match="row"):
+        spectral.circulant_eigenvalues("abc")

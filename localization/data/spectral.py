@@ -56,6 +56,8 @@ __all__ = [
     "fourier_basis",
     "spectral_amplitudes",
     "min_distance_covariance",
+    # public and validated, used as spectral.circulant_eigenvalues: the one home of circulant eigenvalues
+    "circulant_eigenvalues",
     # building blocks for the data models (arguments checked by their callers)
     "kernel_row",
     "eigenvalues",
@@ -315,6 +317,39 @@ def min_distance_covariance(xi: float, n: int | tuple[int, ...]) -> np.ndarray:
         (N, N) float64.
     """
     return min_distance_kernel(v.positive("xi", xi), v.shape("n", n))
+
+
+def circulant_eigenvalues(row: Any) -> np.ndarray:
+    r"""Return the eigenvalues of the symmetric circulant with first row ``row``, in DFT order.
+
+    The circulant :math:`C_{ij}=\mathrm{row}[(j-i)\bmod L]` has the eigenvalues
+    :math:`\lambda_j=\sum_d \mathrm{row}[d]\,e^{-2\pi\mathrm i jd/L}` (the DFT of its first row,
+    j = 0..L-1), real when the row is symmetric (``row[d] = row[L - d]``); :func:`real_fourier_basis`
+    orders them by column as ``lambda[freq]``. The one home of circulant eigenvalues in the library
+    (``localization.theory.mechanism.circulant_spectra`` takes its eigenvalues from here).
+
+    Parameters
+    ----------
+    row : array_like
+        (L,) real, finite first row, L >= 1, symmetric to 1e-9 of its largest entry.
+
+    Returns
+    -------
+    np.ndarray
+        (L,) float64, the real parts of ``numpy.fft.fft(row)``.
+    """
+    row = np.asarray(v.float_array("row", row), dtype=np.float64)
+    if row.ndim != 1 or row.shape[0] < 1:
+        raise ValueError(f"row must be a non-empty 1-D array, got shape {row.shape}")
+    if not np.all(np.isfinite(row)):
+        raise ValueError("row must be finite")
+    asymmetry = np.max(np.abs(row - np.roll(row[::-1], 1)))
+    if asymmetry > 1e-9 * max(np.max(np.abs(row)), 1e-300):
+        raise ValueError(
+            f"row must be symmetric (row[d] = row[L - d], else the eigenvalues are complex), "
+            f"got largest asymmetry {asymmetry:.3g}"
+        )
+    return np.fft.fft(row).real
 
 
 # --------------------------------------------------------------------------------------------

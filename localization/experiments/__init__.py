@@ -6,7 +6,9 @@ One module per chapter that computes anything, named after the chapter; they dep
 ``theory``, ``train``, ``models``, ``metrics`` and ``data``, and nothing in the library below them
 imports them (``figures`` may):
 
-* ``data_properties`` — *Idealized naturalistic data*: measured S1–S3 statistics of a data model;
+* ``intro`` — *Introduction*: the phenomenon's two training runs and the gain sweep of its explorer;
+* ``data_properties`` — *Idealized naturalistic data*: measured S1–S3 statistics of a data model, the
+  samples its figures show, the paper code's own samplers;
 * ``simulation`` — *Localization in simulation* (paper §4.1, Fig. 5): IPR sweeps, Fig. 5, the
   Kur × length-scale phase diagram; beyond the paper ``large_n`` (Fig. 5 at several input sizes),
   ``data_init`` (the final field's variance split into data and initialisation parts), and for the
@@ -18,7 +20,14 @@ imports them (``figures`` may):
   App. C.4's steps by quadrature and Monte Carlo, SGD against the exact flow, the committee on
   elliptical laws;
 * ``effective_dynamics`` — *Effective dynamics vs simulation* (paper §4.2, Figs. 3, 8): SGD and the
-  effective flow from the same initialisations, flow sweeps, the Monte Carlo SGD drift;
+  effective flow from the same initialisations, flow sweeps, the Monte Carlo SGD drift; in the same
+  chapter ``flow_agreement`` (paper Fig. 3's runs, their final fields' IPR, peaks and modes, the peak
+  count), ``flow_breakdown`` (paper Fig. 8, where the flow stops describing SGD) and
+  ``kurtosis_threshold`` (Claim 3.2's sweeps over the kurtosis parameter);
+* ``mechanism`` — *The mechanism*: its tasks, flows from many starts, gains and Fourier Jacobian;
+* ``gaussian`` — *ReLU on Gaussian data*: SGD on Gaussian clones against the exact flow, the flow's
+  Jacobian in Fourier modes, the modes a field settles on;
+* ``two_dimensions`` — *Receptive fields in two dimensions*: the committee's runs of Fig. 1;
 * ``step_size`` — *Effective dynamics vs simulation*: SGD and the flow over learning rates and
   initial scales, the spectral step-size thresholds;
 * ``many_neurons`` — *Many neurons* (paper §4.4, Figs. 6, 7 and 1 right): populations of receptive
@@ -47,12 +56,18 @@ from localization.experiments import (
     data_properties,
     effective_dynamics,
     elliptical,
+    flow_agreement,
+    flow_breakdown,
     gabor,
+    gaussian,
     gdln,
     hypercube,
     ica,
+    intro,
+    kurtosis_threshold,
     large_n,
     many_neurons,
+    mechanism,
     near_zero,
     near_zero_summary,
     runs,
@@ -61,6 +76,7 @@ from localization.experiments import (
     specialisation,
     step_size,
     task_value,
+    two_dimensions,
     uncertainty,
 )
 from localization.experiments.data_properties import property_statistics
@@ -109,12 +125,18 @@ __all__ = [
     "data_properties",
     "effective_dynamics",
     "elliptical",
+    "flow_agreement",
+    "flow_breakdown",
     "gabor",
+    "gaussian",
     "gdln",
     "hypercube",
     "ica",
+    "intro",
+    "kurtosis_threshold",
     "large_n",
     "many_neurons",
+    "mechanism",
     "near_zero",
     "near_zero_summary",
     "runs",
@@ -123,6 +145,7 @@ __all__ = [
     "specialisation",
     "step_size",
     "task_value",
+    "two_dimensions",
     "uncertainty",
     "Comparison",
     "MonteCarloDrift",

@@ -12,6 +12,12 @@ and :func:`paper_samplers_fig7` train Fig. 5's single neuron and Fig. 7's two-la
 on common random numbers, and :func:`record_paper_samplers` writes ``book/data/paper_samplers.json``
 (command: ``python -m localization.experiments.data_properties``).
 
+What the chapter's figures show (drawn by :mod:`localization.figures.data`): the samples, covariances
+and marginal draws of paper Fig. 2 (:data:`FIG2_MODELS`, :func:`model_row_samples`,
+:func:`data_model_samples`), the spectra of the wrapped and the periodised kernels
+(:func:`kernel_spectra`) and the correlations of the paper code's Metropolis chains
+(:func:`paper_chain_correlations`).
+
 Exact and independent computations behind the chapter's checks: the Ising chain's joint laws and
 S1 mixing coefficients in high precision (:func:`ising_ring_law`, :func:`alpha_first_vs_rest`,
 :func:`s1_blocks`, :func:`ising_s1_mixing`) and by enumeration (:func:`enumerate_ising`); the
@@ -26,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jax
 import numpy as np
@@ -46,6 +52,12 @@ __all__ = [
     "record_paper_samplers",
     "read_paper_samplers",
     "PAPER_SAMPLERS_RECORD",
+    "FIG2_MODELS",
+    "ModelRowSamples",
+    "model_row_samples",
+    "data_model_samples",
+    "kernel_spectra",
+    "paper_chain_correlations",
     "ising_ring_law",
     "alpha_first_vs_rest",
     "s1_blocks",
@@ -318,6 +330,168 @@ def read_paper_samplers(path: str | Path = PAPER_SAMPLERS_RECORD) -> dict[str, A
         rec["fig5"][sampler]["nonfinite"] = np.asarray(rec["fig5"][sampler]["nonfinite"], bool)
         rec["fig7"][sampler]["diverged"] = np.asarray(rec["fig7"][sampler]["diverged"], bool)
     return rec
+
+
+# --- what the chapter's figures show (drawn by localization.figures.data) -----------------------------
+
+#: Columns of the paper's Fig. 2 as redrawn by the data chapter: (label, long-lengthscale model,
+#: short-lengthscale model) for the models of the paper's Fig. 3 (Ising J = 1.2 / 0.3, NLGP(0.01) and
+#: Kur(5) with ξ = 5 / 1).
+FIG2_MODELS = (
+    ("Ising", data.Ising(J=1.2), data.Ising(J=0.3)),
+    ("NLGP(0.01)", data.NLGP(xi=5.0, gain=0.01), data.NLGP(xi=1.0, gain=0.01)),
+    ("Kur(5)", data.Kur(xi=5.0, k=5.0), data.Kur(xi=1.0, k=5.0)),
+)
+
+
+class ModelRowSamples(NamedTuple):
+    """One data model's panels of Fig. 2 (:func:`model_row_samples`).
+
+    Attributes
+    ----------
+    model_long, model_short : DataModel
+        The models of the classes y = 1 and y = 0.
+    long, short : np.ndarray
+        (n,) one sample of each model.
+    covariance : np.ndarray
+        (n, n) the long-lengthscale model's covariance.
+    marginal_draws : np.ndarray
+        (num_marginal,) draws of the long-lengthscale model's marginal law.
+    """
+
+    model_long: DataModel
+    model_short: DataModel
+    long: np.ndarray
+    short: np.ndarray
+    covariance: np.ndarray
+    marginal_draws: np.ndarray
+
+
+def model_row_samples(
+    key: jax.Array, model_long: DataModel, model_short: DataModel, n: int, num_marginal: int = 20_000
+) -> ModelRowSamples:
+    """Draw what one data model's row of Fig. 2 shows: two samples, the covariance, marginal draws.
+
+    Parameters
+    ----------
+    key : jax.Array
+        PRNG key, split in three: the long sample, the short sample and the marginal's draws.
+    model_long, model_short : DataModel
+        The models of the classes y = 1 and y = 0.
+    n : int
+        Input size, >= 2.
+    num_marginal : int
+        Draws of the long model's marginal law, >= 1.
+
+    Returns
+    -------
+    ModelRowSamples
+        The samples (n,), the long model's covariance (n, n) and the marginal draws (num_marginal,).
+    """
+    from localization.data.base import DataModel
+
+    n = v.integer("n", n, 2)
+    num_marginal = v.integer("num_marginal", num_marginal, 1)
+    for name, model in (("model_long", model_long), ("model_short", model_short)):
+        if not isinstance(model, DataModel):
+            raise TypeError(f"{name} must be a data model, got {type(model).__name__}")
+    k_long, k_short, k_marg = jax.random.split(key, 3)
+    return ModelRowSamples(
+        model_long,
+        model_short,
+        np.asarray(model_long.sample(k_long, 1, n))[0],
+        np.asarray(model_short.sample(k_short, 1, n))[0],
+        np.asarray(model_long.covariance(n)),
+        np.asarray(model_long.marginal.sample(k_marg, num_marginal)),
+    )
+
+
+def data_model_samples(key: jax.Array, n: int = 100, num_marginal: int = 20_000) -> dict[str, ModelRowSamples]:
+    """Draw paper Fig. 2's panels: :func:`model_row_samples` of each column of :data:`FIG2_MODELS`.
+
+    Parameters
+    ----------
+    key : jax.Array
+        PRNG key; column ``i`` uses ``jax.random.fold_in(key, i)``.
+    n : int
+        Input size, >= 2.
+    num_marginal : int
+        Draws of each marginal law, >= 1.
+
+    Returns
+    -------
+    dict
+        Column label → :class:`ModelRowSamples`, in the order of :data:`FIG2_MODELS`.
+    """
+    return {
+        label: model_row_samples(jax.random.fold_in(key, i), long_model, short_model, n, num_marginal)
+        for i, (label, long_model, short_model) in enumerate(FIG2_MODELS)
+    }
+
+
+def kernel_spectra(xis: tuple[float, ...], n: int) -> dict[float, tuple[np.ndarray, np.ndarray]]:
+    """Sorted eigenvalues of the wrapped and of the periodised covariance kernels at each ξ (float64).
+
+    The wrapped kernel's are :func:`localization.data.spectral.circulant_eigenvalues` of its first row
+    (:func:`localization.data.min_distance_covariance`); the periodised kernel's are those of
+    :func:`localization.data.covariance` (``numpy.linalg.eigvalsh``).
+
+    Parameters
+    ----------
+    xis : tuple of float
+        Length-scales, each > 0.
+    n : int
+        Input size, >= 2.
+
+    Returns
+    -------
+    dict
+        ξ → (wrapped kernel's eigenvalues, periodised kernel's), each (n,) sorted.
+    """
+    from localization.data import spectral
+
+    n = v.integer("n", n, 2)
+    out = {}
+    for xi in xis:
+        xi = v.positive("xi", xi)
+        row = np.asarray(data.min_distance_covariance(xi, n))[0]
+        periodised = np.linalg.eigvalsh(np.asarray(data.covariance(xi, n)))
+        out[xi] = (np.sort(spectral.circulant_eigenvalues(row)), np.sort(periodised))
+    return out
+
+
+def paper_chain_correlations(
+    key: jax.Array, J: float = 1.2, n: int = 100, num: int = 1000, *, num_flips: int = 1000
+) -> dict[str, np.ndarray]:
+    """Correlations by distance of the paper code's Metropolis Ising chains (Fig. 2's setting).
+
+    ``num`` chains of :func:`localization.data.paper_samplers.paper_metropolis_ising` after
+    ``num_flips`` proposals each, against the exact correlation :func:`localization.data.ising_correlation`.
+
+    Parameters
+    ----------
+    key : jax.Array
+        PRNG key of the chains.
+    J : float
+        Coupling (Fig. 2: 1.2).
+    n : int
+        Chain length, >= 2 (Fig. 2: 100).
+    num : int
+        Number of chains, >= 1.
+    num_flips : int
+        Proposals per chain, >= 0 (the code's 1000).
+
+    Returns
+    -------
+    dict
+        ``exact``, ``c`` (the chains' mean of ``metrics.circular_autocorr``) and ``se`` (its standard
+        error), each (n,) over the distances 0..n-1.
+    """
+    from localization.data import paper_samplers as ps
+
+    x = np.asarray(ps.paper_metropolis_ising(key, J, n, num, num_flips=num_flips))
+    c, se = metrics.mean_and_se(metrics.circular_autocorr(x))
+    return dict(exact=data.ising_correlation(J, n, np.arange(n)), c=np.asarray(c), se=np.asarray(se))
 
 
 # --- exact and independent computations behind the chapter's checks ----------------------------------

@@ -14,7 +14,8 @@ answer them:
 * :func:`comparison_sweep` — :func:`compare_flow_and_sgd` for every task of a sweep at once (one
   vmapped SGD run, one compiled flow);
 * :func:`monte_carlo_drift` — the expected SGD drift at one weight vector by Monte Carlo, to check
-  the flow's vector field;
+  the flow's vector field; :func:`drift_test` — that check: F(w) of Eq. (eff-flow) and its two
+  factor-2 variants against the Monte Carlo drift, and the relative noise of one batch gradient;
 * :func:`fig3a_amplifier` — the φ with which Eq. (5) reproduces the Euler step of the paper's public
   code for Fig. 3's Taylor flow (``figures/fig3a.py``), to integrate that flow as the paper did.
 
@@ -26,8 +27,9 @@ Time convention: :math:`t=\text{steps}\times\text{lr}` throughout (see ``theory.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import jax
@@ -48,6 +50,8 @@ __all__ = [
     "comparison_sweep",
     "MonteCarloDrift",
     "monte_carlo_drift",
+    "DriftTest",
+    "drift_test",
     "fig3a_amplifier",
 ]
 
@@ -360,14 +364,11 @@ def monte_carlo_drift(
 def _drift_chunks(key, task, w, *, m, chunks, n):
     """(chunks, n) negative batch gradients of the MSE, one per independent batch of m examples.
 
-    The task is closed over (compiled once per call; the chapter calls this once per task). Only
-    public library functions are used: ``task.sample`` and ``models.relu_neuron`` (paper M2), with
-    the batch loss of paper Eq. (9) (mean squared error, no ½) — the loss ``train`` differentiates.
+    The task is closed over (compiled once per call; the chapter calls this once per task). The loss
+    is ``models.batch_mse`` of the single ReLU neuron (paper M2, Eq. (9): mean squared error, no ½),
+    the loss ``train`` differentiates.
     """
-
-    def loss(u, x, y):
-        r = y - models.relu_neuron(u, x)
-        return jnp.mean(r * r)
+    loss = functools.partial(models.batch_mse, model="neuron", activation="relu")
 
     @jax.jit
     def run(k, u):
@@ -380,6 +381,76 @@ def _drift_chunks(key, task, w, *, m, chunks, n):
         return jax.lax.map(one, jnp.arange(chunks))
 
     return run(key, w)
+
+
+class DriftTest(NamedTuple):
+    """The effective field against the Monte Carlo SGD drift at one weight vector (:func:`drift_test`).
+
+    Attributes
+    ----------
+    ratio : dict of str to dict of str to float
+        Task name → ``||MC mean - G|| / ||s.e.||`` for G = "F" (Eq. (eff-flow)), "phi not halved"
+        and "(S0+S1)w not halved" (its two factor-2 variants).
+    noise_rel : dict of str to dict of int to float
+        Task name → batch size → the relative noise of one batch gradient,
+        ``||s.d. of a batch mean|| / ||mean||``.
+    """
+
+    ratio: dict[str, dict[str, float]]
+    noise_rel: dict[str, dict[int, float]]
+
+
+def drift_test(
+    key: jax.Array,
+    tasks: Mapping[str, data.LengthscaleTask],
+    w: ArrayLike,
+    *,
+    num: int = 2**15,
+    batches: Sequence[int] = (500, 8000),
+) -> DriftTest:
+    """Compare F(w) of Eq. (eff-flow) and its factor-2 variants with the Monte Carlo mean of -grad(batch MSE).
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key: task ``j`` (in order) draws its examples from ``jax.random.fold_in(key, j)``
+        (:func:`monte_carlo_drift`).
+    tasks : mapping of str to LengthscaleTask
+        Non-empty.
+    w : array_like, shape (n,)
+        One weight vector.
+    num : int
+        Monte Carlo examples per task.
+    batches : sequence of int
+        The batch sizes whose relative noise is reported.
+
+    Returns
+    -------
+    DriftTest
+    """
+    if not isinstance(tasks, Mapping) or not tasks:
+        raise TypeError(f"tasks must be a non-empty dict of name to LengthscaleTask, got {type(tasks).__name__}")
+    w = np.asarray(w)
+    if w.ndim != 1:
+        raise ValueError(f"w must be one weight vector (n,), got shape {w.shape}")
+    batches = [v.integer("batches", b, minimum=1) for b in batches]
+    n = w.shape[0]
+    ratio, noise_rel = {}, {}
+    for j, (name, task) in enumerate(tasks.items()):
+        s0, s1 = task.covariances(n)
+        phi = theory.amplifier_of(task.model1.marginal)
+        mc = monte_carlo_drift(jax.random.fold_in(key, j), task, w, num=num, n=n)
+        F = np.asarray(theory.effective_vector_field(w, phi, s0, s1))
+        a = np.asarray(theory.amplifier_argument(w, s1))
+        variants = {
+            "F": F,
+            "phi not halved": F + 0.5 * np.asarray(theory.evaluate_amplifier(phi, a)),
+            "(S0+S1)w not halved": F - 0.5 * np.asarray((s0 + s1) @ w),
+        }
+        se = np.linalg.norm(mc.stderr)
+        ratio[name] = {k: float(np.linalg.norm(mc.mean - G) / se) for k, G in variants.items()}
+        noise_rel[name] = {B: float(se * math.sqrt(mc.num / B) / np.linalg.norm(mc.mean)) for B in batches}
+    return DriftTest(ratio, noise_rel)
 
 
 # -------------------------------------------------------------------------------------------------

@@ -8,7 +8,11 @@ with the default contrast (``fun="logcosh"``); the receptive fields it plots are
 ``components_``, the *unmixing* filters :math:`s = W x`, the first ten of the forty.
 
 * :func:`fit_ica` — sample a task with an explicit JAX ``key`` and fit FastICA; returns an
-  :class:`ICAResult` with the filters (n_components, N), the mixing matrix and the convergence status.
+  :class:`ICAResult` with the filters (n_components, N), the mixing matrix and the convergence status;
+* :func:`fig6_fit`, :func:`fig1_grid_fit` — the paper's two fits (Fig. 6 right: Kur(3) on the ring of
+  :data:`N` sites, 40 components; Fig. 1 right: NLGP(100) on the :data:`GRID` torus, 64 components),
+  drawn by :mod:`localization.figures.ica`;
+* :func:`filter_outputs` — a fit's filters applied to fresh examples (:class:`FilterOutputs`).
 
 Whitening keeps the ``n_components`` directions of largest variance. The data's covariance is
 circulant (translation invariance, property S2), so those directions are the lowest Fourier modes:
@@ -26,14 +30,32 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from localization import data, field_analysis, metrics
 from localization import validation as v
 from localization.data.base import DataModel
 from localization.data.task import Task
 
-__all__ = ["ICAResult", "fit_ica", "ALGORITHMS", "CONTRASTS"]
+__all__ = [
+    "ICAResult",
+    "fit_ica",
+    "ALGORITHMS",
+    "CONTRASTS",
+    "N",
+    "XI",
+    "GRID",
+    "XI_GRID",
+    "fig6_fit",
+    "fig1_grid_fit",
+    "FilterOutputs",
+    "filter_outputs",
+]
 
 ALGORITHMS = ("parallel", "deflation")
 CONTRASTS = ("logcosh", "exp", "cube")
+#: Ring size of the paper's ring fit (Fig. 6 right) and length-scales of its task (Kur(3)).
+N, XI = 40, (1.0, 3.0)
+#: The torus of the paper's grid fit (Fig. 1 right) and its length-scales (NLGP(100)).
+GRID, XI_GRID = (12, 12), (0.1, 0.7)
 
 
 class ICAResult(NamedTuple):
@@ -143,3 +165,89 @@ def fit_ica(
         n_iter=n_iter,
         converged=converged,
     )
+
+
+def fig6_fit(key: jax.Array) -> ICAResult:
+    """Fit FastICA as the paper's Fig. 6 (right): Kur(3) at ξ = :data:`XI` on the ring of :data:`N` sites.
+
+    The paper's call (:func:`fit_ica` defaults): 100 000 examples of both classes, 40 components.
+
+    Parameters
+    ----------
+    key : jax.Array
+        PRNG key of the examples and of FastICA's start.
+
+    Returns
+    -------
+    ICAResult
+        40 filters, each (N,).
+    """
+    return fit_ica(key, data.family_task("Kur", 3.0, XI), N)
+
+
+def fig1_grid_fit(key: jax.Array) -> ICAResult:
+    """Fit FastICA as the paper's Fig. 1 (right), ICA panel: NLGP(100) at ξ = :data:`XI_GRID` on :data:`GRID`.
+
+    100 000 examples of both classes, 64 components on the 12 × 12 torus.
+
+    Parameters
+    ----------
+    key : jax.Array
+        PRNG key of the examples and of FastICA's start.
+
+    Returns
+    -------
+    ICAResult
+        64 filters, each (144,) (row-major over the grid).
+    """
+    return fit_ica(key, data.family_task("NLGP", 100.0, XI_GRID), 64, n=GRID)
+
+
+class FilterOutputs(NamedTuple):
+    """The outputs of a fit's filters on fresh examples (:func:`filter_outputs`).
+
+    Attributes
+    ----------
+    outputs : (num, C) ndarray
+        ``(x - mean(x)) @ W^T`` for ``num`` fresh examples x of the task.
+    labels : (num,) ndarray
+        Their classes.
+    kurtosis : (C,) ndarray
+        The sample excess kurtosis of each filter's output (:func:`localization.metrics.sample_excess_kurtosis`).
+    localized : (C,) bool ndarray
+        :func:`localization.field_analysis.is_localized` of each filter.
+    """
+
+    outputs: np.ndarray
+    labels: np.ndarray
+    kurtosis: np.ndarray
+    localized: np.ndarray
+
+
+def filter_outputs(key: jax.Array, task: data.LengthscaleTask, fit: ICAResult, num: int = 100_000) -> FilterOutputs:
+    """Apply a fit's filters to ``num`` fresh float64 examples of ``task`` (both classes, centred).
+
+    Parameters
+    ----------
+    key : jax.Array
+        The examples' key.
+    task : LengthscaleTask
+        The fitted task.
+    fit : ICAResult
+        ``filters`` (C, n), n the ring size.
+    num : int
+        Examples, >= 2.
+
+    Returns
+    -------
+    FilterOutputs
+    """
+    if not isinstance(fit, ICAResult):
+        raise TypeError(f"fit must be an ICAResult (ica.fit_ica), got {type(fit).__name__}")
+    if not isinstance(num, int) or num < 2:
+        raise ValueError(f"num must be an integer >= 2, got {num!r}")
+    n = fit.filters.shape[-1]
+    x, y = (np.asarray(a) for a in task.sample(key, num, n, jnp.float64))
+    s = (x - x.mean(0)) @ fit.filters.T
+    kurtosis = np.asarray(metrics.sample_excess_kurtosis(s, axis=0))
+    return FilterOutputs(s, y, kurtosis, field_analysis.is_localized(fit.filters, n))

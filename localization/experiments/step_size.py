@@ -9,7 +9,8 @@ simulation* (issue 26): where does localization depend on the initial scale and 
   :math:`2/|\lambda_{\min}(J)|` at which Euler steps lose it;
 * :func:`lr_scale_sweep` — online SGD (one compiled, vmapped, masked loop; grid values traced) and the
   flow at every (task, learning rate, initial scale), read at a fixed time steps × lr;
-* :func:`record_lr_scale_sweep` — the recorded grid :data:`LR_SCALE_RECORD` as JSON.
+* :func:`record_lr_scale_sweep` — the recorded grid :data:`LR_SCALE_RECORD` as JSON;
+  :func:`lr_scale_record` — that record read back, with its two thresholds (:class:`LrScale`).
 
 Time convention: :math:`t=\text{steps}\times\text{lr}` (see ``theory.effective``).
 """
@@ -41,6 +42,9 @@ __all__ = [
     "record_lr_scale_sweep",
     "FixedPointThreshold",
     "fixed_point_threshold",
+    "LR_SCALE_RECORD_PATH",
+    "LrScale",
+    "lr_scale_record",
 ]
 
 
@@ -132,6 +136,12 @@ def _sgd_grid(key, dyn, spec_holder, w0, lrs, record, total):
 
     w0 (R, n) float32, lrs (R,), record (R,) step at which to read the field, total: traced int.
     Returns (fields at ``record`` (P, R, n), diverged (P, R)).
+
+    The gradient of the batch MSE is written out: it is ``jax.grad`` of ``models.batch_mse`` (the
+    gradient of :func:`localization.sgd.gradient_descent`, ReLU'(0) = 0 in both) up to float32
+    rounding, but the recorded grid depends on the rounding: with the autodiff gradient 448 of the
+    record's 3072 SGD IPRs and shares change (by up to 0.86 in an IPR, at learning rates near or
+    above the divergence threshold, where SGD amplifies rounding), its divergence flags do not.
     """
     spec, batch, n = spec_holder.fn
 
@@ -442,3 +452,54 @@ def fixed_point_threshold(task: Any, n: int, *, width: float = 1.0, t_end: float
     w_star, _ = theory.effective_fixed_point(np.asarray(run.weights[-1]), phi, cov0, cov1)
     ev = np.sort(np.linalg.eigvals(theory.effective_jacobian(w_star, phi, cov0, cov1)).real)
     return FixedPointThreshold(w_star, ev, float(2.0 / abs(ev[0])))
+
+
+#: The recorded learning-rate x initial-scale sweep (written by :func:`record_lr_scale_sweep`, command
+#: :data:`RECORD_COMMAND`), relative to the repository root.
+LR_SCALE_RECORD_PATH = "book/data/lr_scale_sweep.json"
+
+
+class LrScale(NamedTuple):
+    """The recorded learning-rate x initial-scale sweep and its two spectral thresholds (:func:`lr_scale_record`).
+
+    Attributes
+    ----------
+    record : dict
+        The JSON record (settings, seed, ``runs[batch]`` with (P, L, S, I) IPRs, null where diverged,
+        and divergence flags), P = the gains of ``settings``.
+    eta_c : (P,) ndarray
+        :func:`divergence_threshold` of each task.
+    fixed_point : FixedPointThreshold
+        The localizing task's flow fixed point and its Euler stability limit.
+    """
+
+    record: dict
+    eta_c: np.ndarray
+    fixed_point: FixedPointThreshold
+
+
+def lr_scale_record(path: Any = None) -> LrScale:
+    """Read the recorded sweep and compute its thresholds (deterministic, float64).
+
+    Parameters
+    ----------
+    path : str, os.PathLike or None
+        The record (default :data:`LR_SCALE_RECORD_PATH` in the repository).
+
+    Returns
+    -------
+    LrScale
+    """
+    import json
+    import os
+
+    if path is None:
+        path = records.ROOT / LR_SCALE_RECORD_PATH
+    elif not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str, a path or None, got {type(path).__name__}")
+    with open(path) as f:
+        record = json.load(f)
+    s = record["settings"]
+    tasks = lr_scale_tasks(s["gains"])
+    eta_c = np.array([divergence_threshold(*t.covariances(s["n"])) for t in tasks])
+    return LrScale(record, eta_c, fixed_point_threshold(tasks[0], s["n"]))

@@ -11,8 +11,10 @@ The command is ``python -m localization figures --out DIR [--only NAMES] [--scal
   ``near_zero``, its figure of the fields just below zero excess kurtosis), ``many_neurons``,
   ``ica``, ``two_dimensions``, ``amplifier``, ``mechanism``, ``gaussian``, ``elliptical``, ``effective_dynamics``
   (and ``effective_dynamics_claims``, its other two figures) — each with the chapter's builders
-  (``figures.simulation.fig5_ipr_vs_kurtosis()``), its settings as module constants and its
-  drawing functions (``draw_*``);
+  (``figures.simulation.fig5_ipr_vs_kurtosis()``) and its drawing functions (``draw_*``). A builder
+  only composes: it derives the figure's random keys from the book seed (``book.key``), calls the
+  chapter's experiment (``localization.experiments``, which computes, with explicit keys and
+  settings) and draws the result;
 * ``sgd_vs_flow`` — the effective-dynamics chapter's drawing of SGD against the effective flow (its
   figures: ``effective_dynamics`` and ``effective_dynamics_claims``);
 * ``sweeps`` — the simulation chapter's drawing of IPR sweeps (its figures: ``simulation``);

@@ -1,12 +1,16 @@
 r"""The figures of the data chapter (``book/data.md``): paper Fig. 2 redrawn.
 
-* :data:`FIG2_MODELS` — the (label, long-lengthscale model, short-lengthscale model) columns;
+Drawing only; what the figures show is computed by :mod:`localization.experiments.data_properties`
+(:func:`~localization.experiments.data_properties.data_model_samples`,
+:func:`~localization.experiments.data_properties.kernel_spectra`,
+:func:`~localization.experiments.data_properties.paper_chain_correlations`).
+
 * :func:`draw_model_row` — one model's panels: two samples, the covariance, the marginal (also the
   chapter's widget);
 * :func:`draw_data_models` — paper Fig. 2 on a (4, 3) grid of axes;
-* :func:`kernel_spectra` — the float64 spectra of the wrapped and the periodised kernels;
 * :func:`draw_kernel_spectra`, :func:`draw_ising_correlations` — the chapter's figures of the
   covariance kernels' spectra and of the Ising chain's correlations (from the chapter's results);
+* :func:`draw_paper_samplers` — the comparison of the paper code's samplers with the book's;
 * :func:`fig2_data_models` — the registered builder (``python -m localization figures``), which the
   chapter calls;
 * :func:`paper_samplers` — the registered builder of the comparison of the paper code's samplers
@@ -18,157 +22,101 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import jax
 import numpy as np
 from jax.typing import ArrayLike
 from matplotlib.ticker import MaxNLocator
 
-from localization import book, data, plotting
-from localization import validation as v
+from localization import book, plotting
+from localization.experiments import data_properties as dp
 from localization.figures.registry import Built, check_scale, new_figure, register
 
 __all__ = [
-    "FIG2_MODELS",
     "draw_model_row",
     "draw_data_models",
-    "kernel_spectra",
     "draw_kernel_spectra",
     "draw_ising_correlations",
+    "draw_paper_samplers",
     "fig2_data_models",
     "paper_samplers",
 ]
 
-#: Columns of the paper's Fig. 2 as redrawn by the data chapter: (label, long-lengthscale model,
-#: short-lengthscale model) for the models of the paper's Fig. 3 (Ising J = 1.2 / 0.3, NLGP(0.01) and
-#: Kur(5) with ξ = 5 / 1).
-FIG2_MODELS = (
-    ("Ising", data.Ising(J=1.2), data.Ising(J=0.3)),
-    ("NLGP(0.01)", data.NLGP(xi=5.0, gain=0.01), data.NLGP(xi=1.0, gain=0.01)),
-    ("Kur(5)", data.Kur(xi=5.0, k=5.0), data.Kur(xi=1.0, k=5.0)),
-)
 
-
-def draw_model_row(
-    key: jax.Array,
-    axes: Any,
-    model_long: data.DataModel,
-    model_short: data.DataModel,
-    n: int,
-    num_marginal: int = 20_000,
-) -> Any:
+def draw_model_row(axes: Any, row: dp.ModelRowSamples) -> Any:
     """Draw one data model's panels on four ``axes``: two samples, the covariance and the marginal.
 
     Parameters
     ----------
-    key : jax.Array
-        PRNG key, split into the long sample, the short sample and the marginal's draws.
     axes : sequence of 4 matplotlib Axes
         A long- and a short-lengthscale sample (y = 1, y = 0), the long-lengthscale covariance, and
-        the marginal law of one coordinate (exact law and a histogram of ``num_marginal`` draws).
-    model_long, model_short : data.DataModel
-        The models of the classes y = 1 and y = 0.
-    n : int
-        Input size (>= 2).
-    num_marginal : int
-        Draws of the marginal's histogram (>= 1).
+        the marginal law of one coordinate (exact law and a histogram of the draws).
+    row : ModelRowSamples
+        What to draw (:func:`localization.experiments.data_properties.model_row_samples`).
 
     Returns
     -------
     matplotlib.image.AxesImage
         The covariance image (for a colour bar).
     """
-    n = v.integer("n", n, 2)
-    num_marginal = v.integer("num_marginal", num_marginal, 1)
     axes = plotting.axes_grid("axes", np.asarray(axes, dtype=object).ravel(), (4,))
-    k_long, k_short, k_marg = jax.random.split(key, 3)
-    for ax, model, k, y in ((axes[0], model_long, k_long, 1), (axes[1], model_short, k_short, 0)):
-        x = np.asarray(model.sample(k, 1, n))[0]
+    if not isinstance(row, dp.ModelRowSamples):
+        raise TypeError(f"row must be a ModelRowSamples (data_properties.model_row_samples), got {type(row).__name__}")
+    n = len(row.long)
+    for ax, model, x, y in ((axes[0], row.model_long, row.long, 1), (axes[1], row.model_short, row.short, 0)):
         ax.plot(np.arange(n), x, "-", lw=1, color=plotting.CLASS_COLORS[y])
         ax.plot(np.arange(n), x, ".", ms=2.5, color="k")
         ax.set_xlim(0, n - 1)
         ax.set_title(f"{model!r}, $y = {y}$")
         ax.set_xlabel("position $i$")
     axes[0].set_ylabel("$x_i$")
-    im = axes[2].imshow(np.asarray(model_long.covariance(n)), cmap="RdBu_r", vmin=-1, vmax=1)
+    im = axes[2].imshow(row.covariance, cmap="RdBu_r", vmin=-1, vmax=1)
     axes[2].set_xticks([])
     axes[2].set_yticks([])
     axes[2].grid(False)
     axes[2].set_title("covariance (y = 1)")
-    marg = model_long.marginal
-    plotting.plot_marginal(axes[3], marg, samples=marg.sample(k_marg, num_marginal))
+    marg = row.model_long.marginal
+    plotting.plot_marginal(axes[3], marg, samples=row.marginal_draws)
     # whole-number ticks: "-2.5 0.0 2.5" ran into each other in a third of the figure's width
     axes[3].xaxis.set_major_locator(MaxNLocator(nbins=4, integer=True))
     axes[3].set_title(f"marginal, $\\kappa - 3 = {marg.excess_kurtosis:.3g}$")
     return im
 
 
-def draw_data_models(key: jax.Array, axes: Any, n: int = 100, num_marginal: int = 20_000) -> Any:
-    """Draw paper Fig. 2 on a (4, 3) grid of ``axes``, one column per model of :data:`FIG2_MODELS`.
+def draw_data_models(axes: Any, rows: Mapping[str, dp.ModelRowSamples]) -> Any:
+    """Draw paper Fig. 2 on a (4, 3) grid of ``axes``, one column per model.
 
-    Column ``i`` is drawn by :func:`draw_model_row` with ``jax.random.fold_in(key, i)``; rows: a
-    long- and a short-lengthscale sample, the long-lengthscale covariance, the marginal (titled with
-    its excess kurtosis). One colour bar for the covariances, right of the covariance row.
+    Column ``i`` is drawn by :func:`draw_model_row`; rows: a long- and a short-lengthscale sample,
+    the long-lengthscale covariance, the marginal (titled with its excess kurtosis). One colour bar
+    for the covariances, right of the covariance row.
 
     Parameters
     ----------
-    key : jax.Array
-        PRNG key of the figure.
     axes : (4, 3) array of matplotlib Axes
         The panels.
-    n : int
-        Input size.
-    num_marginal : int
-        Draws of each marginal's histogram.
+    rows : mapping of str to ModelRowSamples
+        Column label → its samples
+        (:func:`localization.experiments.data_properties.data_model_samples`), three columns.
 
     Returns
     -------
     matplotlib.colorbar.Colorbar
         The covariances' colour bar.
     """
-    grid = plotting.axes_grid("axes", axes, (4, len(FIG2_MODELS)))
+    grid = plotting.axes_grid("axes", axes, (4, len(dp.FIG2_MODELS)))
+    if not isinstance(rows, Mapping) or len(rows) != grid.shape[1]:
+        raise ValueError(f"rows must map {grid.shape[1]} column labels to ModelRowSamples, got {rows!r:.80}")
     im = None
-    for i, (label, long_model, short_model) in enumerate(FIG2_MODELS):
-        im = draw_model_row(jax.random.fold_in(key, i), grid[:, i], long_model, short_model, n, num_marginal)
+    for i, (label, row) in enumerate(rows.items()):
+        im = draw_model_row(grid[:, i], row)
         grid[0, i].set_title(f"{label}\nlong, $y = 1$")
         grid[1, i].set_title("short, $y = 0$")
         grid[2, i].set_title("covariance, $y = 1$")
-        grid[3, i].set_title(f"$\\kappa - 3 = {long_model.marginal.excess_kurtosis:.2g}$")
+        grid[3, i].set_title(f"$\\kappa - 3 = {row.model_long.marginal.excess_kurtosis:.2g}$")
         if i:
             grid[0, i].set_ylabel("")
     for ax in grid[:2].flat:
         ax.set_xlabel("")
     grid[1, 0].set_ylabel("$x_i$")
     return grid[0, 0].figure.colorbar(im, ax=grid[2, :], shrink=0.9, label="covariance")
-
-
-def kernel_spectra(xis: tuple[float, ...], n: int) -> dict[float, tuple[np.ndarray, np.ndarray]]:
-    """Sorted eigenvalues of the wrapped and of the periodised covariance kernels at each ξ (float64).
-
-    The wrapped kernel's are the real parts of the DFT of its first row
-    (:func:`localization.data.min_distance_covariance`); the periodised kernel's are those of
-    :func:`localization.data.covariance`.
-
-    Parameters
-    ----------
-    xis : tuple of float
-        Length-scales, each > 0.
-    n : int
-        Input size, >= 2.
-
-    Returns
-    -------
-    dict
-        ξ → (wrapped kernel's eigenvalues, periodised kernel's), each (n,) sorted, the input of
-        :func:`draw_kernel_spectra`.
-    """
-    n = v.integer("n", n, 2)
-    out = {}
-    for xi in xis:
-        xi = v.positive("xi", xi)
-        row = np.asarray(data.min_distance_covariance(xi, n))[0]
-        periodised = np.linalg.eigvalsh(np.asarray(data.covariance(xi, n)))
-        out[xi] = (np.sort(np.fft.fft(row).real), np.sort(periodised))
-    return out
 
 
 def draw_kernel_spectra(axes: Any, spectra: Mapping[float, tuple[ArrayLike, ArrayLike]], n: int) -> np.ndarray:
@@ -263,8 +211,9 @@ def fig2_data_models(scale: str = "chapter") -> Built:
         The figure; ``data`` is ``None``.
     """
     check_scale(scale)
+    rows = dp.data_model_samples(book.key("data", "models"), n=100)
     fig = new_figure((plotting.COLUMN_WIDTH, 9.0), layout="constrained")
-    draw_data_models(book.key("data", "models"), fig.subplots(4, len(FIG2_MODELS)), n=100)
+    draw_data_models(fig.subplots(4, len(dp.FIG2_MODELS)), rows)
     return Built(fig, None)
 
 
@@ -291,33 +240,54 @@ def paper_samplers(scale: str = "chapter") -> Built:
         (:func:`~localization.experiments.data_properties.read_paper_samplers`), and ``chain``:
         ``exact``, ``c``, ``se`` (N,) correlations of the code's chain by distance.
     """
-    from localization import metrics
-    from localization.data import paper_samplers as ps
-    from localization.experiments import data_properties as dp
-
     check_scale(scale)
     rec = dp.read_paper_samplers()
-    J, n = 1.2, 100
-    x = np.asarray(ps.paper_metropolis_ising(book.key("data", "paper-chain"), J, n, 1000, num_flips=1000))
-    c, se = metrics.mean_and_se(metrics.circular_autocorr(x))
-    chain = dict(exact=data.ising_correlation(J, n, np.arange(n)), c=np.asarray(c), se=np.asarray(se))
+    chain = dp.paper_chain_correlations(book.key("data", "paper-chain"), 1.2, 100, 1000, num_flips=1000)
     fig = new_figure((plotting.COLUMN_WIDTH, 3.2), layout="constrained")
-    ax = fig.subplots(1, 3)
+    draw_paper_samplers(fig.subplots(1, 3), rec, chain)
+    return Built(fig, dict(record=rec, chain=chain))
+
+
+def draw_paper_samplers(axes: Any, record: Mapping[str, Any], chain: Mapping[str, ArrayLike]) -> np.ndarray:
+    """Draw the comparison of the paper code's samplers with the book's on three ``axes``.
+
+    Left: the Ising correlations (distances 0..20), exact and of the code's chains with ±2 standard
+    errors. Centre: final IPR against k of Fig. 5's neuron per sampler (mean ± standard deviation
+    over initialisations). Right: the fraction of Fig. 7's networks that diverge, per sampler.
+
+    Parameters
+    ----------
+    axes : 3 matplotlib Axes
+        The panels.
+    record : mapping
+        :func:`~localization.experiments.data_properties.read_paper_samplers`.
+    chain : mapping
+        ``exact``, ``c``, ``se`` (N,) by distance
+        (:func:`~localization.experiments.data_properties.paper_chain_correlations`).
+
+    Returns
+    -------
+    np.ndarray
+        The three axes.
+    """
+    ax = plotting.axes_grid("axes", np.asarray(axes, dtype=object).ravel(), (3,))
     d = np.arange(21)
-    ax[0].plot(d, chain["exact"][d], "k-", lw=1.2, label="exact")
-    ax[0].errorbar(d, chain["c"][d], 2 * chain["se"][d], fmt="x", ms=4, label="code, 1000 proposals")
+    ax[0].plot(d, np.asarray(chain["exact"])[d], "k-", lw=1.2, label="exact")
+    ax[0].errorbar(
+        d, np.asarray(chain["c"])[d], 2 * np.asarray(chain["se"])[d], fmt="x", ms=4, label="code, 1000 proposals"
+    )
     ax[0].set(xlabel="distance d", ylabel=r"$\mathbb{E}[x_0x_d]$", title="Fig. 2: Ising")
     ax[0].legend(fontsize="small")
-    ks = np.asarray(rec["fig5"]["ks"])
+    ks = np.asarray(record["fig5"]["ks"])
     for sampler, fmt, label in (("book", "o-", "book (exact)"), ("paper_float64", "s--", "code, float64")):
-        ipr = rec["fig5"][sampler]["ipr"]
+        ipr = record["fig5"][sampler]["ipr"]
         ax[1].errorbar(ks, ipr.mean(axis=1), ipr.std(axis=1), fmt=fmt, ms=4, capsize=2, label=label)
     ax[1].set(xscale="log", xlabel="Kur exponent k", ylabel="final IPR", title="Fig. 5")
     ax[1].set_xticks(ks, [f"{k:g}" for k in ks], minor=False)
     ax[1].minorticks_off()
     ax[1].legend(fontsize="small", loc="upper left")
-    frac = [rec["fig7"][s]["diverged"].mean() for s in dp.SAMPLERS]
+    frac = [record["fig7"][s]["diverged"].mean() for s in dp.SAMPLERS]
     ax[2].bar(range(3), frac, color=["C0", "C1", "C3"])
     ax[2].set_xticks(range(3), ["book", "code\nfloat64", "code\nfloat32"])
     ax[2].set(ylim=(0, 1), ylabel="fraction diverged", title="Fig. 7: lr 80")
-    return Built(fig, dict(record=rec, chain=chain))
+    return ax

@@ -1,51 +1,28 @@
 r"""The figure of the introduction (``book/intro.md``): the phenomenon in one figure.
 
 * :func:`intro_phenomenon` — the registered builder (``python -m localization figures``), which the
-  chapter calls: M2 trained by online SGD on NLGP(100) and NLGP(0.01) from the same initial weights.
+  chapter calls: M2 trained by online SGD on NLGP(100) and NLGP(0.01) from the same initial weights
+  (:func:`localization.experiments.intro.phenomenon`), drawn by :func:`draw_phenomenon`;
+* :func:`explore_gain` — the chapter's explorer of the field learned at every gain of
+  :data:`GAIN_STOPS` (:func:`localization.experiments.intro.gain_sweep`).
 
-The settings are module constants (the chapter quotes them and its widget reuses them).
+The runs' settings are the constants of :mod:`localization.experiments.intro`.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Mapping
+from typing import Any
 
-import jax
-import jax.numpy as jnp
-
-from localization import book, data, initialisation, metrics, plotting, train
+from localization import book, metrics, plotting
+from localization.experiments import intro as experiment
 from localization.figures.registry import Built, check_scale, new_figure, register
 from localization.trajectory import Trajectory
 
-__all__ = ["N", "XI", "LR", "BATCH", "STEPS", "GAINS", "Phenomenon", "intro_phenomenon", "GAIN_STOPS", "explore_gain"]
+__all__ = ["GAINS", "intro_phenomenon", "draw_phenomenon", "GAIN_STOPS", "explore_gain"]
 
-#: Input size and length-scales (ξ₀, ξ₁) of the paper's Fig. 3; y = 1 for the longer one.
-N, XI = 40, (1.0, 3.0)
-#: Learning rate, batch size and number of SGD steps (the paper's Fig. 3 settings).
-LR, BATCH, STEPS = 0.05, 10_000, 2000
 #: Panel title → NLGP gain g.
 GAINS = {"strongly non-Gaussian, $g = 100$": 100.0, "near-Gaussian, $g = 0.01$": 0.01}
-
-
-class Phenomenon(NamedTuple):
-    """The runs of :func:`intro_phenomenon`.
-
-    Attributes
-    ----------
-    key : jax.Array
-        The data stream's key (book key ``("intro", "data")``), shared by both runs.
-    w0 : jax.Array, shape (N,)
-        The initial weights (book key ``("intro", "init")``, scale 1e-3), shared by both runs.
-    runs : dict of str to localization.trajectory.Trajectory
-        Panel title (:data:`GAINS`) → the run, 21 checkpoints.
-    final_ipr : dict of str to float
-        Panel title → the IPR of the final weights.
-    """
-
-    key: jax.Array
-    w0: jax.Array
-    runs: dict[str, Trajectory]
-    final_ipr: dict[str, float]
 
 
 @register("intro_phenomenon", "intro")
@@ -63,29 +40,43 @@ def intro_phenomenon(scale: str = "chapter") -> Built:
     Returns
     -------
     Built
-        The figure and a :class:`Phenomenon`.
+        The figure and a :class:`localization.experiments.intro.Phenomenon` (book keys
+        ``("intro", "data")`` for the data stream, ``("intro", "init")`` for the initial weights).
     """
     check_scale(scale)
-    checkpoints = jnp.linspace(0, STEPS, 21).astype(int)
-    key = book.key("intro", "data")
-    w0 = initialisation.init_weights(book.key("intro", "init"), (N,), init_scale=1e-3)
-    runs = {
-        label: train.train_online(
-            key, data.family_task("NLGP", g, xi=XI), w0, lr=LR, batch=BATCH, steps=STEPS, checkpoints=checkpoints, n=N
-        )
-        for label, g in GAINS.items()
-    }
-    final_ipr = {label: float(metrics.ipr(run.weights[-1])) for label, run in runs.items()}
+    result = experiment.phenomenon(book.key("intro", "data"), book.key("intro", "init"), GAINS)
     # the landing page's first screen: short enough to leave room for the text around it
     fig = new_figure((plotting.COLUMN_WIDTH, 2.9), layout="constrained")
-    axes = fig.subplots(1, 2)
+    draw_phenomenon(fig, result.runs)
+    return Built(fig, result)
+
+
+def draw_phenomenon(fig: Any, runs: Mapping[str, Trajectory]) -> Any:
+    """Draw each run's field along training in a panel of its own, titled with its name.
+
+    One time scale for all panels (the runs share their checkpoints), in a colour bar right of them
+    (a colour bar beside each panel crowded the right panel's axis label).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        An empty figure.
+    runs : mapping of str to Trajectory
+        Panel title → the run (weights (C, N), times (C,)), the same checkpoints for all.
+
+    Returns
+    -------
+    numpy.ndarray of Axes
+        The panels, one per run.
+    """
+    if not isinstance(runs, Mapping) or not runs:
+        raise ValueError(f"runs must be a non-empty mapping of panel title to run, got {runs!r}")
+    axes = fig.subplots(1, len(runs), squeeze=False)[0]
     for ax, (label, run) in zip(axes, runs.items(), strict=True):
         plotting.plot_field_evolution(ax, run, colorbar=False)
         ax.set_title(label)
-    # one time scale for both panels (the same checkpoints), right of both: a colour bar beside
-    # each panel crowded the right panel's axis label
     plotting.time_colorbar(axes, runs[next(iter(runs))].times, location="right", aspect=25, pad=0.02)
-    return Built(fig, Phenomenon(key, w0, runs, final_ipr))
+    return axes
 
 
 #: The explorer's gain stops (:func:`explore_gain`).
@@ -95,8 +86,8 @@ GAIN_STOPS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 def explore_gain(data_key, w0, *, batch: int = 2000, steps: int = 1000, checkpoints: int = 11):
     """Show the explorer of the field learned on NLGP(g) at every gain of :data:`GAIN_STOPS`.
 
-    One vmapped ``train.train_sweep`` over the stops (the same data stream and start for all
-    gains, at :data:`XI`, :data:`LR`, ``N`` = :data:`N`), computed when first shown.
+    The runs are :func:`localization.experiments.intro.gain_sweep` (the same data stream and start for
+    all gains), computed when first shown.
 
     Parameters
     ----------
@@ -117,16 +108,13 @@ def explore_gain(data_key, w0, *, batch: int = 2000, steps: int = 1000, checkpoi
 
     from localization.book import explorer
 
-    for name, value in (("batch", batch), ("steps", steps), ("checkpoints", checkpoints)):
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
-    if getattr(w0, "shape", None) != (N,):
-        raise ValueError(f"w0 must have shape ({N},), got {getattr(w0, 'shape', None)}")
+    settings = experiment.GainSweepSettings(batch=batch, steps=steps, checkpoints=checkpoints)
+    if getattr(w0, "shape", None) != (experiment.N,):
+        raise ValueError(f"w0 must have shape ({experiment.N},), got {getattr(w0, 'shape', None)}")
 
     @functools.cache
     def runs_at_every_gain():
-        tasks = [data.family_task("NLGP", g, xi=XI) for g in GAIN_STOPS]
-        return train.train_sweep(data_key, tasks, w0, lr=LR, batch=batch, steps=steps, checkpoints=checkpoints, n=N)
+        return experiment.gain_sweep(data_key, w0, GAIN_STOPS, settings)
 
     def field_figure(gain=100.0):
         runs = runs_at_every_gain()

@@ -3,9 +3,10 @@ r"""The machinery of the book's figures: :func:`register`, :data:`FIGURES`, :fun
 These serve ``python -m localization figures`` and the chapters (``--data``, the numbers behind
 each figure, is :mod:`localization.figures.export`). Each figure has one builder, in
 the module of its chapter (``localization/figures/<chapter>.py``): a public function
-``name(scale="chapter") -> Built`` registered with ``@register(name, chapter)``, holding the settings
-of both scales, the chapter's random keys (:func:`localization.book.key`, so the book seed
-``LOCALIZATION_SEED`` applies), the computation and the drawing. The chapter calls the same function
+``name(scale="chapter") -> Built`` registered with ``@register(name, chapter)``: it chooses the
+settings of the scale, derives the chapter's random keys (:func:`localization.book.key`, so the book
+seed ``LOCALIZATION_SEED`` applies), calls the experiment that computes (``localization.experiments``,
+explicit keys) and draws the result. The chapter calls the same function
 and reads ``Built.data`` in its checks, so no figure's code exists twice. Figures the paper has carry
 its numbering in their names (``fig5_...``); the others name their chapter's figure.
 

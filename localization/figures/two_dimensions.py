@@ -1,14 +1,15 @@
 r"""The two-dimensions chapter's figures (``book/two_dimensions.md``: paper Fig. 1 right, committee panel).
 
-Each figure is one registered builder, called by the chapter and by ``python -m localization figures``,
-holding the chapter's settings (module constants) and key, its computation and its drawing (the
-fields with :func:`localization.figures.many_neurons.draw_filter_gallery`):
+Each figure is one registered builder, called by the chapter and by ``python -m localization figures``:
+it takes the chapter's key, calls the runs of :mod:`localization.experiments.two_dimensions` and draws
+them (the fields with :func:`localization.figures.many_neurons.draw_filter_gallery`):
 
 * :func:`fig1_committee` — the fields of a soft committee machine trained on a torus (and the
-  near-Gaussian control), with the box share of every field along training (:class:`Fig1Runs`): the
-  share of the book's definition of a localized field,
-  :func:`localization.field_analysis.localization_share` (a box holding a quarter of the sites);
-* :func:`fig1_share_time` — that box share along training;
+  near-Gaussian control), with the box share of every field along training
+  (:class:`localization.experiments.two_dimensions.Fig1Runs`): the share of the book's definition of a
+  localized field, :func:`localization.field_analysis.localization_share` (a box holding a quarter of
+  the sites);
+* :func:`fig1_share_time` — that box share along training (:func:`draw_share_time`);
 * :func:`fig1_committee_record` — the fields of the recorded full-scale run (the paper's settings,
   ``book/data/fig1_full_scale.npz``).
 """
@@ -16,21 +17,22 @@ fields with :func:`localization.figures.many_neurons.draw_filter_gallery`):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from jax.typing import ArrayLike
 
 from localization import book, field_analysis, plotting
 from localization.experiments import many_neurons as mn
+from localization.experiments import two_dimensions as experiment
 from localization.figures.many_neurons import draw_filter_gallery
 from localization.figures.registry import Built, check_scale, new_figure, register
 
 __all__ = [
     "SETTINGS",
     "BOX",
-    "Fig1Runs",
     "fig1_committee",
+    "draw_committee_fields",
     "draw_share_time",
     "fig1_share_time",
     "fig1_committee_record",
@@ -44,26 +46,6 @@ SETTINGS = mn.FIG1_CHAPTER
 #: :func:`localization.field_analysis.localization_window` (a box holding a quarter of the sites: half the
 #: side on a 2-torus), not a setting of this module.
 BOX = field_analysis.localization_window(SETTINGS.shape)
-
-
-class Fig1Runs(NamedTuple):
-    """The runs of :func:`fig1_committee`.
-
-    Attributes
-    ----------
-    runs : dict of str to PopulationRun
-        "NLGP(100)" (and, at chapter scale, "NLGP(0.01)", the same network from the same initial
-        weights and data stream) → the trained committee machine.
-    share : dict of str to numpy.ndarray, each (C, K)
-        The box share (:func:`localization.field_analysis.localization_share`: a box holding a quarter of
-        the sites; localized above 0.8) of every field of the first network at every checkpoint.
-    steps : numpy.ndarray, shape (C,)
-        The checkpoints' SGD steps.
-    """
-
-    runs: dict[str, mn.PopulationRun]
-    share: dict[str, np.ndarray]
-    steps: np.ndarray
 
 
 @register("fig1_committee", "two_dimensions")
@@ -82,23 +64,40 @@ def fig1_committee(scale: str = "chapter") -> Built:
     Returns
     -------
     Built
-        The figure and a :class:`Fig1Runs`.
+        The figure and a :class:`localization.experiments.two_dimensions.Fig1Runs`.
     """
-    key = book.key("two_dimensions", "fig1")
     paper = check_scale(scale) == "paper"
-    runs = {"NLGP(100)": mn.train_population(key, mn.FIG1_GRID)} if paper else mn.fig1_populations(key)
-    share = {
-        name: np.stack([field_analysis.localization_share(f, r.settings.shape) for f in r.fields[0]])
-        for name, r in runs.items()
-    }
-    first = next(iter(runs.values()))
-    steps = np.rint(first.times / first.settings.lr).astype(int)
-    fig = new_figure((plotting.COLUMN_WIDTH, 1.7 * len(runs) + 0.5), layout="constrained")
-    for sub, (name, run) in zip(np.atleast_1d(fig.subfigures(len(runs), 1)), runs.items(), strict=True):
+    result = experiment.fig1_committee_runs(book.key("two_dimensions", "fig1"), paper=paper)
+    fig = new_figure((plotting.COLUMN_WIDTH, 1.7 * len(result.runs) + 0.5), layout="constrained")
+    draw_committee_fields(fig, result.runs, paper=paper)
+    return Built(fig, result)
+
+
+def draw_committee_fields(fig: Any, runs: Mapping[str, mn.PopulationRun], *, paper: bool = False) -> Any:
+    """Draw the final fields of the first network of each run, one gallery (10 columns) per run.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        An empty figure.
+    runs : mapping of str to PopulationRun
+        Run name (the gallery's title) → the run.
+    paper : bool
+        Say in the titles that the runs have the paper's settings (and their torus).
+
+    Returns
+    -------
+    numpy.ndarray of SubFigure
+        The galleries, one per run.
+    """
+    if not isinstance(runs, Mapping) or not runs:
+        raise ValueError(f"runs must be a non-empty mapping of run name to PopulationRun, got {runs!r}")
+    subs = np.atleast_1d(fig.subfigures(len(runs), 1))
+    for sub, (name, run) in zip(subs, runs.items(), strict=True):
         s = run.settings
         where = f", {s.shape[0]} × {s.shape[1]} torus, the paper's settings" if paper else ""
         draw_filter_gallery(sub, run.final[0], s.shape, f"{name}{where}: the {s.K} fields of one network", cols=10)
-    return Built(fig, Fig1Runs(runs, share, steps))
+    return subs
 
 
 def draw_share_time(ax: Any, steps: ArrayLike, share: Mapping[str, ArrayLike], box: int) -> Any:
@@ -140,7 +139,7 @@ def draw_share_time(ax: Any, steps: ArrayLike, share: Mapping[str, ArrayLike], b
 
 
 @register("fig1_share_time", "two_dimensions")
-def fig1_share_time(scale: str = "chapter", *, runs: Fig1Runs | None = None) -> Built:
+def fig1_share_time(scale: str = "chapter", *, runs: experiment.Fig1Runs | None = None) -> Built:
     """Draw the box share of the 20 fields of ``fig1_committee`` along training (median and range).
 
     The runs of :func:`fig1_committee`, at the same scales.
@@ -149,18 +148,18 @@ def fig1_share_time(scale: str = "chapter", *, runs: Fig1Runs | None = None) -> 
     ----------
     scale : {"chapter", "paper"}
         The settings (ignored when ``runs`` is given).
-    runs : Fig1Runs, optional
+    runs : localization.experiments.two_dimensions.Fig1Runs, optional
         The runs of :func:`fig1_committee` (``fig1_committee().data``); computed when not given.
 
     Returns
     -------
     Built
-        The figure and the :class:`Fig1Runs` it draws.
+        The figure and the :class:`localization.experiments.two_dimensions.Fig1Runs` it draws.
     """
     check_scale(scale)
     if runs is None:
         runs = fig1_committee(scale).data
-    elif not isinstance(runs, Fig1Runs):
+    elif not isinstance(runs, experiment.Fig1Runs):
         raise TypeError(f"runs must be a Fig1Runs (fig1_committee().data), got {type(runs).__name__}")
     fig = new_figure((plotting.COLUMN_WIDTH, 3.0), layout="constrained")
     box = field_analysis.localization_window(next(iter(runs.runs.values())).settings.shape)

@@ -36,7 +36,7 @@ from jax.typing import ArrayLike
 
 from localization import validation as v
 from localization.data.marginals import GaussianMarginal
-from localization.data.spectral import real_fourier_basis
+from localization.data.spectral import circulant_eigenvalues, real_fourier_basis
 from localization.theory.amplifier import PytreeAmplifier, evaluate_amplifier, pad_quadrature
 from localization.theory.effective import amplifier_argument, effective_vector_field
 
@@ -88,9 +88,12 @@ class ConstantModeStability(NamedTuple):
 def circulant_spectra(cov0: ArrayLike, cov1: ArrayLike, *, atol: float = 1e-9) -> FourierSpectra:
     r"""Return the eigenvalues of the class covariances in the shared real Fourier basis.
 
-    Raises ``ValueError`` unless both are square, of equal size N ≥ 2, circulant (off-diagonal
-    entries of :math:`Q^\top\Sigma Q` at most ``atol`` times the largest eigenvalue) and positive
-    semi-definite (no eigenvalue below ``-validation.PSD_TOLERANCE`` times the largest).
+    The eigenvalues are those of :func:`localization.data.spectral.circulant_eigenvalues` (the DFT of
+    each first row), ordered by the columns of :math:`Q` as ``lam[freq]``. Raises ``ValueError``
+    unless both are square, of equal size N ≥ 2, circulant (off-diagonal entries of
+    :math:`Q^\top\Sigma Q` at most ``atol`` times the largest eigenvalue, and its diagonal equal to
+    those eigenvalues to the same tolerance) and positive semi-definite (no eigenvalue below
+    ``-validation.PSD_TOLERANCE`` times the largest).
 
     Parameters
     ----------
@@ -111,13 +114,20 @@ def circulant_spectra(cov0: ArrayLike, cov1: ArrayLike, *, atol: float = 1e-9) -
     lams = []
     for name, s in mats.items():
         d = basis.T @ s @ basis
-        lam = np.diag(d).copy()
-        off = np.abs(d - np.diag(lam)).max()
-        scale = max(np.abs(lam).max(), 1e-300)
+        off = np.abs(d - np.diag(np.diag(d))).max()
+        scale = max(np.abs(np.diag(d)).max(), 1e-300)
         if off > atol * scale:
             raise ValueError(
                 f"{name} must be circulant (diagonal in the real Fourier basis): largest off-diagonal "
                 f"entry {off:.3g} > atol * max eigenvalue = {atol * scale:.3g}"
+            )
+        # diagonal in Q is not yet circulant (a cos/sin pair may differ): compare with the row's DFT
+        lam = circulant_eigenvalues(s[0])[freq]
+        gap = np.abs(np.diag(d) - lam).max()
+        if gap > atol * scale:
+            raise ValueError(
+                f"{name} must be circulant (its eigenvalues the DFT of its first row): largest "
+                f"difference {gap:.3g} > atol * max eigenvalue = {atol * scale:.3g}"
             )
         if lam.min() < -v.PSD_TOLERANCE * scale:  # a symmetric circulant: its spectrum decides
             raise ValueError(
