@@ -50,6 +50,7 @@ __all__ = [
     "two_layer",
     "predict",
     "check_architecture",
+    "mean_squared_error",
     "batch_mse",
     "mse",
 ]
@@ -254,6 +255,36 @@ def check_architecture(model: str, activation: str) -> None:
         raise ValueError(f"activation must be 'relu' for model='neuron' (paper M2), got {activation!r}")
 
 
+def mean_squared_error(y: ArrayLike, prediction: ArrayLike) -> jax.Array:
+    r"""Return the mean squared error of paper Eq. (9) over the last axis: the library's one MSE.
+
+    :math:`\frac1M\sum_{m=1}^M(y_m-\hat y_m)^2`, no factor ½. Traceable and differentiable (used inside
+    ``jit``/``grad`` by :func:`batch_mse` and the reduced model of ``experiments.specialisation``); only
+    the shapes are checked. ``theory.batch_gradient.mse_loss`` restates it for the neuron (the theory
+    layer may not import the core); the exact loss over the hypercube is an expectation, not this mean.
+
+    Parameters
+    ----------
+    y : ArrayLike
+        (..., M) targets.
+    prediction : ArrayLike
+        (..., M) predictions :math:`\hat y`, broadcastable against ``y``.
+
+    Returns
+    -------
+    jax.Array
+        (...) the loss of each batch (a scalar for one batch).
+    """
+    y, prediction = jnp.asarray(y), jnp.asarray(prediction)
+    if y.ndim < 1 or prediction.ndim < 1 or y.shape[-1] != prediction.shape[-1] or y.shape[-1] == 0:
+        raise ValueError(
+            f"y and prediction must be batches (..., M) with the same M >= 1, got shapes {tuple(y.shape)} "
+            f"and {tuple(prediction.shape)}"
+        )
+    r = y - prediction
+    return jnp.mean(r * r, axis=-1)
+
+
 def batch_mse(params, x, y, model: str, activation: str) -> jax.Array:
     r"""Return the loss of paper Eq. (9) on a batch, unvalidated (for compiled training loops).
 
@@ -274,8 +305,7 @@ def batch_mse(params, x, y, model: str, activation: str) -> jax.Array:
     jax.Array
         The scalar loss.
     """
-    r = y - predict(model, params, x, activation)
-    return jnp.mean(r * r)
+    return mean_squared_error(y, predict(model, params, x, activation))
 
 
 def mse(

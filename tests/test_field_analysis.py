@@ -295,7 +295,30 @@ def test_aligned_correlation_of_a_shifted_copy_peaks_at_the_shift():
     assert abs(al.correlation - 1) < 1e-12 and al.shift == np.ravel_multi_index((2, 2), (3, 4))
 
 
-# ------------------------------------------------------------------------------------------- fit
+# ------------------------------------------------------------------------------------------- fits
+def test_fit_sinusoid_is_the_dft_projection_at_the_dominant_frequency():
+    j = np.arange(40)
+    w = 2.0 * np.cos(2 * np.pi * 5 * j / 40 + 0.3) + 0.5 * np.cos(2 * np.pi * 2 * j / 40)
+    fit = F.fit_sinusoid(w)
+    assert fit.frequency == 5 and fit.frequency.dtype == np.int64
+    np.testing.assert_allclose([fit.amplitude, fit.phase], [2.0, 0.3], atol=1e-12)
+    np.testing.assert_allclose(fit.residual, 0.25 / (4.0 + 0.25), atol=1e-12)  # energies 2²/2 and 0.5²/2
+    # batched, the frequency is dominant_frequency's (ties to the lower one) and 1 - residual its share
+    tie = np.cos(2 * np.pi * 3 * j / 40) + np.sin(2 * np.pi * 7 * j / 40)
+    batch = np.stack([w, 1.5 + 0 * w, np.cos(np.pi * j) - 0.2, tie])
+    fits = F.fit_sinusoid(batch.reshape(2, 2, 40))
+    assert fits.residual.shape == (2, 2)
+    np.testing.assert_array_equal(fits.frequency.ravel(), F.dominant_frequency(batch))
+    np.testing.assert_array_equal(fits.frequency.ravel(), [5, 0, 20, 3])
+    share = np.take_along_axis(F.frequency_power(batch), fits.frequency.reshape(4, 1), axis=-1)[:, 0]
+    np.testing.assert_allclose(fits.residual.ravel(), 1 - share, atol=1e-15)
+    np.testing.assert_allclose(fits.amplitude.ravel(), [2.0, 1.5, 1.0, 1.0], atol=1e-12)
+    # odd N: every k > 0 has a conjugate wave
+    odd = 0.8 * np.cos(2 * np.pi * 4 * np.arange(41) / 41 - 1.0)
+    fit = F.fit_sinusoid(odd)
+    np.testing.assert_allclose([fit.amplitude, fit.phase, fit.residual], [0.8, -1.0, 0.0], atol=1e-12)
+
+
 def test_fit_continuous_sinusoid_recovers_a_sinusoid_and_reports_its_error():
     x = np.arange(40.0)
     w = 0.7 * np.sin(2 * np.pi * 0.113 * (x - 3.2)) + 0.05
@@ -351,6 +374,10 @@ def test_fit_continuous_sinusoid_recovers_a_sinusoid_and_reports_its_error():
         (lambda: F.shift_correlation(np.array([1.0, np.inf]), np.ones(2)), ValueError, "finite"),
         (lambda: F.aligned_correlation(np.ones(4), np.ones(4), up_to_sign=1), TypeError, "up_to_sign"),
         (lambda: F.within_similarity(np.ones((1, 5))), ValueError, "W must be"),
+        (lambda: F.fit_sinusoid(np.ones(3)), ValueError, "N >= 4"),
+        (lambda: F.fit_sinusoid(np.array([1.0, np.nan, 0.0, 0.0])), ValueError, "finite"),
+        (lambda: F.fit_sinusoid(np.zeros((2, 6))), ValueError, "all-zero"),
+        (lambda: F.fit_sinusoid("cosine"), TypeError, "w must be a real array"),
         (lambda: F.fit_continuous_sinusoid(np.zeros(10)), ValueError, "w must be non-zero"),
         (lambda: F.fit_continuous_sinusoid(np.ones(3)), ValueError, "N >= 4"),
     ],

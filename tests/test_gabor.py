@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from localization import field_analysis
 from localization.experiments import gabor as G
 from localization.experiments import uncertainty as U
 
@@ -35,6 +36,15 @@ def test_sinusoid_fit_is_exact_projection():
     assert fit.frequency == 5.0
     np.testing.assert_allclose([fit.amplitude, fit.phase], [2.0, 0.3], atol=1e-12)
     np.testing.assert_allclose(fit.residual, 0.25 / (4.0 + 0.25), atol=1e-12)  # energies 2²/2 and 0.5²/2
+    assert np.isnan(fit.center) and fit.width == np.inf  # a Gabor of infinite width, without centre
+
+
+def test_sinusoid_fit_is_field_analysis_fit_as_a_gabor_family_member():
+    w = np.random.default_rng(1).standard_normal((3, 2, N))
+    fit, home = G.fit_sinusoid(w), field_analysis.fit_sinusoid(w)
+    for name in ("amplitude", "frequency", "phase", "residual"):
+        np.testing.assert_array_equal(getattr(fit, name), getattr(home, name))
+    assert fit.frequency.dtype == np.float64 and fit.center.shape == (3, 2)
 
 
 @pytest.mark.parametrize(("c", "s", "f", "ph", "a"), [(13.3, 3.0, 5.4, 0.7, 2.0), (31.0, 6.5, 2.0, -2.0, 0.3)])

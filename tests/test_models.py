@@ -9,6 +9,7 @@ import pytest
 from scipy.special import erf as sp_erf
 
 from localization import initialisation, models
+from localization.theory import batch_gradient as bg
 
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(7, 5))
@@ -60,6 +61,24 @@ def test_models_under_jit_and_grad():
     np.testing.assert_allclose(g, ((X @ W[0]) > 0) @ X, rtol=1e-14)
     out = jax.jit(models.committee, static_argnums=2)(W, X, "sigmoid")
     np.testing.assert_allclose(out, models.committee(W, X, "sigmoid"), rtol=1e-14)
+
+
+# --------------------------------------------------------------------------------------- loss
+def test_mean_squared_error_is_the_one_mse():
+    y = (RNG.random(7) > 0.5).astype(np.float64)
+    pred = models.relu_neuron(W[0], X)
+    expected = np.mean((y - np.maximum(X @ W[0], 0.0)) ** 2)  # paper Eq. (9), no factor 1/2
+    assert float(models.mean_squared_error(y, pred)) == pytest.approx(expected, rel=1e-14)
+    assert float(models.mse(W[0], X, y)) == float(models.mean_squared_error(y, pred))
+    batched = models.mean_squared_error(y, jnp.stack([models.relu_neuron(w, X) for w in W]))  # (3, M) -> (3,)
+    assert batched.shape == (3,)
+    # the theory layer's restatement for the neuron (it may not import models) is the same loss
+    np.testing.assert_allclose(bg.mse_loss(W, X, y), batched, rtol=1e-14)
+    g = jax.grad(lambda q: models.mean_squared_error(y, models.relu_neuron(q, X)))(W[0])
+    np.testing.assert_allclose(g, jax.grad(bg.mse_loss.core)(W[0], X, y), rtol=1e-13)
+    for shapes in [((7,), (6,)), ((), (7,)), ((0,), (0,))]:
+        with pytest.raises(ValueError, match="y and prediction must be batches"):
+            models.mean_squared_error(np.ones(shapes[0]), np.ones(shapes[1]))
 
 
 # --------------------------------------------------------------------------------------- init

@@ -11,15 +11,16 @@ position–frequency uncertainty that decreases during training towards its mini
   ring, for any real frequency; ``frequency=0`` gives the wrapped Gaussian bump (:func:`wrapped_gaussian`).
 * :func:`fit_sinusoid`, :func:`fit_bump`, :func:`fit_gabor` — least-squares fits with their relative
   residual :math:`\lVert w-\hat w\rVert^2/\lVert w\rVert^2` (:class:`Fit`). The sinusoid fit is exact (the
-  DFT); the bump and Gabor fits project out the linear amplitude and phase and run
+  DFT: :func:`localization.field_analysis.fit_sinusoid`, here as a :class:`Fit`); the bump and Gabor
+  fits project out the linear amplitude and phase and run
   ``scipy.optimize.least_squares`` on the rest from several starts (FFT peak, envelope peak and width,
   best sinusoid, best bump), so that the Gabor residual never exceeds the other two.
 
-* :func:`fit_families`, :func:`fit_table`, :func:`draw_field_fits` — the three fits of each group of
-  fields, the chapter's table of them, and one field drawn with its Gabor and bump fits.
+* :func:`fit_families`, :func:`fit_table` — the three fits of each group of fields and the chapter's
+  table of them (one field drawn with its fits: :func:`localization.figures.gabor.draw_field_fits`).
 
-The integer-frequency sinusoid fit here is the chapter's (batched, squared relative residual); the
-continuous-frequency fit of one field is :func:`localization.field_analysis.fit_continuous_sinusoid`.
+The sinusoid fits live in :mod:`localization.field_analysis` (integer frequency, batched:
+``fit_sinusoid``; continuous frequency with an offset: ``fit_continuous_sinusoid``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
+from localization import field_analysis
 from localization import validation as v
 from localization.pytree import pytree_dataclass
 
@@ -126,9 +128,8 @@ def wrapped_gaussian(n: int, center: Any, width: Any, amplitude: Any = 1.0) -> n
 def fit_sinusoid(w: Any) -> Fit:
     r"""Fit the best single sinusoid :math:`R\cos(2\pi kj/N+\varphi)`, integer k in [0, N/2], to each field.
 
-    Exact: the sinusoids of different k are orthogonal, so the best one keeps the DFT pair ±k with the
-    largest energy and the relative residual is 1 − (that energy)/‖w‖². (The continuous-frequency fit of
-    the Gaussian chapter is ``field_analysis.fit_continuous_sinusoid``.)
+    :func:`localization.field_analysis.fit_sinusoid` (exact, by the DFT) as a member of the Gabor
+    family: a Gabor of infinite width, without centre.
 
     Parameters
     ----------
@@ -138,28 +139,15 @@ def fit_sinusoid(w: Any) -> Fit:
     -------
     :class:`Fit` with entries of shape (...): centre NaN, width inf, frequency k.
     """
-    w = v.real_fields("w", w)
-    N = w.shape[-1]
-    F = np.fft.rfft(w, axis=-1)  # (..., N//2 + 1)
-    weight = np.full(F.shape[-1], 2.0)
-    weight[0] = 1.0
-    if N % 2 == 0:
-        weight[-1] = 1.0
-    energy = weight * np.abs(F) ** 2 / N  # energy of w at frequency k (Parseval)
-    k = np.argmax(energy, axis=-1)
-    best = np.take_along_axis(energy, k[..., None], axis=-1)[..., 0]
-    Fk = np.take_along_axis(F, k[..., None], axis=-1)[..., 0]
-    amplitude = weight[k] * np.abs(Fk) / N
-    total = np.sum(w**2, axis=-1)
-    residual = np.clip(1.0 - best / total, 0.0, 1.0)
-    shape = residual.shape
+    fit = field_analysis.fit_sinusoid(w)
+    shape = fit.residual.shape
     return Fit(
-        amplitude=amplitude,
+        amplitude=fit.amplitude,
         center=np.full(shape, np.nan),
         width=np.full(shape, np.inf),
-        frequency=k.astype(np.float64),
-        phase=np.angle(Fk),
-        residual=residual,
+        frequency=fit.frequency.astype(np.float64),
+        phase=fit.phase,
+        residual=fit.residual,
     )
 
 

@@ -330,8 +330,7 @@ def init_reduced(key: jax.Array, P: int, n: int, init_scale: float = 0.1, *, num
 @partial(jax.jit, static_argnames=("batch", "n", "activation", "signs"))
 def _train_reduced(key, task, params, lr, gaps, *, batch, n, activation, signs):
     def loss(p, x, y):
-        r = y - _reduced(p, x, activation, signs)
-        return jnp.mean(r * r)
+        return models.mean_squared_error(y, _reduced(p, x, activation, signs))
 
     def sample(k):
         x, y = task.sample(k, batch, n, jnp.float32)

@@ -19,8 +19,9 @@ the input size as everywhere in the library: an int (a ring of N sites) or a gri
 * Correlations: :func:`cross_correlate` (:math:`\langle T_\tau w, x\rangle` for every shift τ),
   :func:`shift_correlation` (its cosine-normalised form), :func:`aligned_correlation` (the best shift,
   optionally up to sign), :func:`within_similarity` (mean over the pairs of a population).
-* Fit: :func:`fit_continuous_sinusoid` (:math:`A\sin(2\pi f(x-x_0))+c` with a continuous frequency f;
-  the Gabor chapter's integer-frequency fits are :mod:`localization.experiments.gabor`'s).
+* Fits: :func:`fit_sinusoid` (the best :math:`R\cos(2\pi kj/N+\varphi)` with an integer frequency k,
+  exact by the DFT, batched) and :func:`fit_continuous_sinusoid` (:math:`A\sin(2\pi f(x-x_0))+c` with a
+  continuous frequency f, one field); the Gabor and bump fits are :mod:`localization.experiments.gabor`'s.
 
 **Rules.** *Ties* go to the first candidate: the lowest flat site index for peaks, the first wave in
 ``numpy.fft.rfftn`` order for frequencies (on a ring: the lowest frequency; shares within a relative
@@ -39,7 +40,7 @@ JAX's 32/64-bit mode.
 
 One namespace, three files under the library's module-size cap: :mod:`~localization.field_analysis.space`
 (position space: peaks, distances, windows, pairing, tiling) and :mod:`~localization.field_analysis.fourier`
-(Fourier space: frequency shares, FFT correlations, the sinusoid fit) and
+(Fourier space: frequency shares, FFT correlations, the sinusoid fits) and
 :mod:`~localization.field_analysis.localized` (the definition of a localized field); callers use
 ``field_analysis.<name>``. (Not ``fields``: the chapters and the figures use ``fields`` for arrays of
 fields, which would shadow the module in a notebook.)
@@ -52,10 +53,12 @@ from localization.field_analysis import base, fourier, localized, space
 from localization.field_analysis.fourier import (
     Alignment,
     ContinuousSinusoidFit,
+    SinusoidFit,
     aligned_correlation,
     cross_correlate,
     dominant_frequency,
     fit_continuous_sinusoid,
+    fit_sinusoid,
     frequency_power,
     shift_correlation,
     within_similarity,
@@ -111,6 +114,8 @@ __all__ = [
     "Alignment",
     "aligned_correlation",
     "within_similarity",
+    "SinusoidFit",
+    "fit_sinusoid",
     "ContinuousSinusoidFit",
     "fit_continuous_sinusoid",
 ]

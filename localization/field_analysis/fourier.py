@@ -1,4 +1,4 @@
-r"""Fields in Fourier space: frequency shares, the dominant frequency, FFT correlations, a sinusoid fit.
+r"""Fields in Fourier space: frequency shares, the dominant frequency, FFT correlations, sinusoid fits.
 
 Part of :mod:`localization.field_analysis` (its docstring states the rules on ties and the mean, and
 which functions are JAX and which NumPy).
@@ -25,6 +25,8 @@ __all__ = [
     "Alignment",
     "aligned_correlation",
     "within_similarity",
+    "SinusoidFit",
+    "fit_sinusoid",
     "ContinuousSinusoidFit",
     "fit_continuous_sinusoid",
 ]
@@ -108,12 +110,16 @@ def dominant_frequency(w: ArrayLike, n: Shape = None, *, exclude_mean: bool = Fa
         share[..., 0] = -1.0
         if np.any(share.max(axis=-1) <= 1e-24):  # no wave up to round-off: a constant (or zero) field
             raise ValueError("w must have no constant (or zero) field: without a wave there is no dominant mode")
-    best = np.argmax(share >= share.max(axis=-1, keepdims=True) * (1 - TIE_RTOL), axis=-1)
-    index = np.unravel_index(best, half)
+    index = np.unravel_index(_strongest(share), half)
     comps = [np.minimum(i, L - i) for i, L in zip(index, shape, strict=True)]
     if len(shape) == 1:
         return comps[0].astype(np.int64)
     return np.sqrt(sum(c.astype(np.float64) ** 2 for c in comps))
+
+
+def _strongest(share: np.ndarray) -> np.ndarray:
+    """Index of the largest share along the last axis; shares within ``TIE_RTOL`` of it tie to the first."""
+    return np.argmax(share >= share.max(axis=-1, keepdims=True) * (1 - TIE_RTOL), axis=-1)
 
 
 # -------------------------------------------------------------------------------------------------
@@ -251,8 +257,58 @@ def within_similarity(W: ArrayLike, n: Shape = None) -> float:
 
 
 # -------------------------------------------------------------------------------------------------
-# fit
+# fits
 # -------------------------------------------------------------------------------------------------
+class SinusoidFit(NamedTuple):
+    r"""The best single sinusoid :math:`R\cos(2\pi kj/N+\varphi)` of each field (:func:`fit_sinusoid`).
+
+    Attributes
+    ----------
+    amplitude : numpy.ndarray
+        ``(...)`` R ≥ 0.
+    frequency : numpy.ndarray
+        ``(...)`` int64 k in ``[0, N/2]`` (cycles per ring): :func:`dominant_frequency`.
+    phase : numpy.ndarray
+        ``(...)`` φ in (−π, π].
+    residual : numpy.ndarray
+        ``(...)`` relative residual :math:`\lVert w-\hat w\rVert^2/\lVert w\rVert^2` in [0, 1].
+    """
+
+    amplitude: np.ndarray
+    frequency: np.ndarray
+    phase: np.ndarray
+    residual: np.ndarray
+
+
+def fit_sinusoid(w: ArrayLike) -> SinusoidFit:
+    r"""Least-squares fit of one sinusoid :math:`R\cos(2\pi kj/N+\varphi)`, integer k, to each ring field.
+
+    Exact: the sinusoids of different k are orthogonal, so the best one is the real Fourier wave with
+    the largest share of :math:`\lVert w\rVert^2` (:func:`dominant_frequency`, its rule on ties), R and
+    φ are that wave's DFT coefficient :math:`F_k` (:math:`R=2|F_k|/N`, or :math:`|F_k|/N` at k = 0 and
+    N/2; :math:`\varphi=\arg F_k`), and the relative residual is 1 − that share. The fit with a
+    continuous frequency and an offset is :func:`fit_continuous_sinusoid`.
+
+    Parameters
+    ----------
+    w : ArrayLike
+        ``(..., N)`` real fields, N ≥ 4, finite, none all zero.
+
+    Returns
+    -------
+    SinusoidFit
+        ``(...)`` amplitudes, frequencies, phases and relative residuals.
+    """
+    w = v.real_fields("w", w)
+    N = w.shape[-1]
+    share = frequency_power(w)  # (..., N//2 + 1)
+    k = _strongest(share)
+    best = np.take_along_axis(share, k[..., None], axis=-1)[..., 0]
+    Fk = np.take_along_axis(np.fft.rfft(w, axis=-1), k[..., None], axis=-1)[..., 0]
+    weight = np.where((k == 0) | (2 * k == N), 1.0, 2.0)  # the waves k = 0 and N/2 have no conjugate
+    return SinusoidFit(weight * np.abs(Fk) / N, k.astype(np.int64), np.angle(Fk), np.clip(1.0 - best, 0.0, 1.0))
+
+
 class ContinuousSinusoidFit(NamedTuple):
     r"""A least-squares fit :math:`A\sin(2\pi f(x-x_0))+c` at x = 0, …, N−1.
 
@@ -284,7 +340,8 @@ def fit_continuous_sinusoid(w: ArrayLike, *, candidates: int = 3) -> ContinuousS
     r"""Least-squares fit of :math:`A\sin(2\pi f(x-x_0))+c` to one ring field, with a continuous f.
 
     Levenberg–Marquardt, started from each of the ``candidates`` strongest DFT frequencies of
-    :math:`w-\bar w`; the best fit is kept.
+    :math:`w-\bar w`; the best fit is kept. (The exact fit with an integer frequency, batched, is
+    :func:`fit_sinusoid`.)
 
     Parameters
     ----------

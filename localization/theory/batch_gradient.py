@@ -74,6 +74,8 @@ def _preactivation(w, x):
 # --- App. C.1: the loss and its gradient on a batch -------------------------------------------------------------------
 @jax.jit
 def _mse_loss(w, x, y):
+    # The formula of localization.models.mean_squared_error (the library's MSE), written out: the theory
+    # layer may not import the core (tests/test_layout.py); tests/test_models.py checks they agree.
     h = _preactivation(w, x)
     return jnp.mean((y - jax.nn.relu(h)) ** 2, axis=-1)
 
@@ -83,7 +85,9 @@ def mse_loss(w: ArrayLike, x: ArrayLike, y: ArrayLike) -> jax.Array:
 
     .. math:: \hat{\mathcal L}(w)=\frac1B\sum_{b=1}^B\bigl(y_b-\mathrm{ReLU}\langle w,x_b\rangle\bigr)^2 .
 
-    Differentiable in ``w`` through :func:`jax.grad` of the unvalidated core (``mse_loss.core``).
+    Differentiable in ``w`` through :func:`jax.grad` of the unvalidated core (``mse_loss.core``). The
+    same loss as ``localization.models.mean_squared_error`` of the neuron's predictions (to rounding),
+    for several weight vectors at once; restated here because ``theory`` may not import the core.
 
     Parameters
     ----------

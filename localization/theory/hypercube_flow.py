@@ -124,6 +124,11 @@ def _check(w: ArrayLike, task: HypercubeTask) -> jax.Array:
 
 
 def _loss(w, p0, p1, x):
+    """Exact loss: the expectation over the 2^n vertices with class laws p0, p1 and P(Y = 1) = 1/2.
+
+    Not ``localization.models.mean_squared_error``, on purpose: that is a mean over a sampled batch, this
+    the population mean weighted by the vertex probabilities (the 0.5 is the label prior, not a ½ factor).
+    """
     h = jax.nn.relu(x @ w)
     return 0.5 * (p1 @ (1.0 - h) ** 2 + p0 @ h**2)
 
