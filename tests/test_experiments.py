@@ -236,3 +236,61 @@ def test_property_statistics_verdicts():
     assert i["alpha"][1] == (0.0, 0.0)
     with pytest.raises(ValueError, match="n"):
         ex.property_statistics(KEY, data.Gaussian(xi=3.0), n=1)
+
+
+# ----------------------------------------------------------------------------- settings built on OnlineSettings
+def test_sweep_settings_are_validated_and_build_their_run():
+    from localization.experiments import large_n, near_zero
+    from localization.sgd import OnlineSettings
+
+    run = ex.PAPER_FIG5.run
+    assert isinstance(run, OnlineSettings) and (run.lr, run.batch, run.steps, run.n, run.balanced) == (
+        0.1,
+        5000,
+        10_000,
+        (40,),
+        True,
+    )
+    assert ex.simulation.PAPER_RUN == run
+    with pytest.raises(ValueError, match="lr"):
+        ex.PAPER_FIG5.replace(lr=0.0)
+    with pytest.raises(ValueError, match="streams"):
+        ex.PAPER_FIG5.replace(streams="own")
+    assert large_n.LARGE_N.run(100).steps == large_n.LARGE_N.steps(100) == 6000
+    with pytest.raises(ValueError, match="max_steps"):
+        large_n.LARGE_N.replace(max_steps=10)
+    assert near_zero.BATCH_SCAN.run(25_000).batch == 25_000 and near_zero.NEAR_ZERO.run.steps == 10_000
+    with pytest.raises(ValueError, match=r"tasks\[0\]"):
+        near_zero.BATCH_SCAN.replace(tasks=(("Gauss", 1.0),))
+    with pytest.raises(ValueError, match=r"seeds\[0\]"):
+        near_zero.NEAR_ZERO.replace(seeds=(-1,))
+    assert ex.FIG6_KUR10.run.model == "committee" and ex.FIG6_KUR10.run.activation == "sigmoid"
+    with pytest.raises(ValueError, match="family"):
+        ex.FIG6_KUR10.replace(family="Gauss")
+
+
+def test_ipr_sweep_takes_online_settings():
+    from localization.sgd import OnlineSettings
+
+    tasks = _nlgp_tasks((1.0, 2.0))
+    run = OnlineSettings(lr=0.1, batch=64, steps=20, checkpoints=3, n=16, balanced=True)
+    a = ex.ipr_sweep(KEY, tasks, run, inits=3)
+    b = ex.ipr_sweep(KEY, tasks, **TINY)  # the same run from PAPER_RUN's fields and the keywords
+    np.testing.assert_array_equal(a.ipr, b.ipr)
+    with pytest.raises(ValueError, match="neuron"):
+        ex.ipr_sweep(KEY, tasks, OnlineSettings(lr=0.1, batch=4, steps=1, model="committee", activation="relu", n=16))
+    with pytest.raises(TypeError, match="settings"):
+        ex.ipr_sweep(KEY, tasks, {"lr": 0.1})
+
+
+def test_settling_times_of_a_fig5_result():
+    times = np.array([0.0, 1.0, 2.0])
+    ipr = np.array([[[0.1, 0.9, 1.0]], [[0.5, 0.5, 0.5]]])  # (P=2, I=1, C=3)
+    sweep = ex.IPRSweep(np.array([1.0, 2.0]), np.zeros(2), times, np.arange(3), ipr, np.zeros((2, 1, 4)))
+    result = ex.Fig5Result(sweep, sweep, ex.PAPER_FIG5)
+    settle = ex.simulation.settling_times(result, 0.2)
+    assert settle == {("NLGP", 1.0): 1.0, ("NLGP", 2.0): 0.0, ("Kur", 1.0): 1.0, ("Kur", 2.0): 0.0}
+    with pytest.raises(TypeError, match="result"):
+        ex.simulation.settling_times(sweep, 0.2)
+    with pytest.raises(ValueError, match="tol"):
+        ex.simulation.settling_times(result, 0.0)

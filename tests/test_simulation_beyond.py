@@ -118,13 +118,13 @@ def test_data_init_grid_shapes_and_streams():
     kd, ki = di.data_init_keys(0)
     task = [data.family_task("Kur", 10.0, xi=(0.3, 0.7))]
     kw = dict(data_streams=2, inits=2, n=8, batch=16, steps=3, init_scale=1.0)
-    g = di.data_init_grid(kd, ki, task, params=[10.0], **kw)
+    g = di.data_init_grid(kd, ki, task, values=[10.0], **kw)
     assert g.ipr.shape == g.peak.shape == (1, 2, 2) and g.n == 8
     assert np.all((g.peak >= 0) & (g.peak < 8)) and np.all((g.ipr >= 1 / 8 - 1e-6) & (g.ipr <= 1 + 1e-6))
     # reproducible from its keys; another data key changes the runs
-    again = di.data_init_grid(kd, ki, task, params=[10.0], **kw)
+    again = di.data_init_grid(kd, ki, task, values=[10.0], **kw)
     np.testing.assert_array_equal(g.ipr, again.ipr)
-    other = di.data_init_grid(jax.random.key(7), ki, task, params=[10.0], **kw)
+    other = di.data_init_grid(jax.random.key(7), ki, task, values=[10.0], **kw)
     assert not np.array_equal(g.ipr, other.ipr)
     with pytest.raises(ValueError, match="data_streams"):
         di.data_init_grid(kd, ki, task, data_streams=1)
@@ -141,13 +141,24 @@ def test_large_n_sweep_record_structure(tmp_path):
         min_steps=4, steps_per_site=1, max_steps=4, checkpoints=3,
     )  # fmt: skip
     path = tmp_path / "r.json"
-    rec = ln.large_n_sweep(jax.random.key(0), s, path=str(path), seed=0)
+    rec = ln.large_n_sweep(jax.random.key(0), s, path=str(path), provenance=dict(seed=0, command="cmd"))
     assert json.loads(path.read_text())["settings"] == json.loads(json.dumps(rec["settings"]))
+    assert (rec["seed"], rec["command"]) == (0, "cmd")
     (sz,) = rec["sizes"]
     assert sz["n"] == 8 and sz["steps"] == 4 and len(sz["times"]) == 3
     assert np.shape(sz["NLGP"]["ipr_path"]) == (2, 2, 3) and np.shape(sz["width_3"]["sites90"]) == (1, 2)
     (z,) = ln.large_n_summary(rec)
     assert set(z.width_ipr) == {3.0}
     # resuming a finished record runs nothing and keeps it
-    again = ln.large_n_sweep(jax.random.key(1), s, path=str(path), seed=0, resume=True)
+    again = ln.large_n_sweep(jax.random.key(1), s, path=str(path), resume=True)
     assert again["sizes"] == json.loads(path.read_text())["sizes"]
+
+
+def test_data_init_summary_splits_every_task():
+    rng = np.random.default_rng(0)
+    record = dict(settings=dict(n=8), ipr=rng.random((2, 3, 4)).tolist(), peak=rng.integers(0, 8, (2, 3, 4)).tolist())
+    s = di.data_init_summary(record)
+    assert s.record is record and len(s.ipr) == len(s.peak) == len(s.agreement) == 2
+    assert s.ipr[1] == di.two_way_variance(np.asarray(record["ipr"][1]))
+    with pytest.raises(TypeError, match="record"):
+        di.data_init_summary({"ipr": []})

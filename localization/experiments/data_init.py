@@ -5,7 +5,10 @@ r"""Beyond the paper: how much of a learned field is decided by the data and by 
 * :func:`two_way_variance` — random-effects split of a (D, J) table (real, or points on the circle)
   into data, initialisation and residual parts, with F tests; :func:`peak_agreement_by_pair`.
 * :data:`DATA_INIT`, :func:`data_init_keys`, :func:`data_init_record` — the recorded grid
-  (``book/data/variance_data_init.json``, ``python -m localization.experiments.runs data_init PATH``).
+  (``book/data/variance_data_init.json``, ``python -m localization.experiments.runs data_init PATH``);
+  :func:`data_init_summary` — its variance splits (:class:`DataInit`).
+
+A run is a :class:`localization.sgd.OnlineSettings` (default :data:`DATA_INIT_RUN`).
 """
 
 from __future__ import annotations
@@ -14,14 +17,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import jax
-import jax.numpy as jnp
 import numpy as np
-from jax.typing import ArrayLike, DTypeLike
+from jax.typing import ArrayLike
 
 from localization import data, metrics, records, train
 from localization import validation as v
+from localization.sgd import OnlineSettings
 
 __all__ = [
+    "DATA_INIT_RUN",
     "DataInitGrid",
     "data_init_grid",
     "TwoWay",
@@ -30,7 +34,13 @@ __all__ = [
     "DATA_INIT",
     "data_init_keys",
     "data_init_record",
+    "DataInit",
+    "data_init_summary",
 ]
+
+#: The run of :func:`data_init_grid` by default: N = 40, learning rate 0.1, batch 1000, 4000 steps,
+#: the initial and the final weights (2 checkpoints), i.i.d. labels.
+DATA_INIT_RUN = OnlineSettings(lr=0.1, batch=1000, steps=4000, checkpoints=2, n=40)
 
 
 class DataInitGrid(NamedTuple):
@@ -38,7 +48,8 @@ class DataInitGrid(NamedTuple):
 
     Attributes
     ----------
-    params : (P,) Kur exponents (or family parameters); excess_kurtosis : (P,).
+    params : (P,) Kur exponents (or family parameters: the ``values`` of :func:`data_init_grid`, not
+        weights); excess_kurtosis : (P,).
     ipr : (P, D, J) final IPR, D data streams × J initialisations.
     peak : (P, D, J) peak site ``argmax |w|``.
     n : ring size.
@@ -55,16 +66,13 @@ def data_init_grid(
     data_key: jax.Array,
     init_key: jax.Array,
     tasks: Sequence[Any],
+    settings: OnlineSettings | None = None,
     *,
-    params: Sequence[float] | None = None,
+    values: Sequence[float] | None = None,
     data_streams: int = 6,
     inits: int = 6,
-    n: int = 40,
     init_scale: float = 1e-3,
-    lr: float = 0.1,
-    batch: int = 1000,
-    steps: int = 4000,
-    dtype: DTypeLike = jnp.float32,
+    **fields: Any,
 ) -> DataInitGrid:
     """Train M2 on every (data stream d, initialisation j) pair, for P tasks of one structure.
 
@@ -78,12 +86,16 @@ def data_init_grid(
         PRNG keys of the data streams and of the initial weights.
     tasks : Sequence
         P tasks of one pytree structure.
-    params : Sequence[float] or None
-        (P,) family parameters, stored.
+    settings : OnlineSettings or None
+        The run (model "neuron", ``n`` a ring size); None: :data:`DATA_INIT_RUN`.
+    values : Sequence[float] or None
+        (P,) family parameter values (e.g. Kur exponents), stored as ``DataInitGrid.params``.
     data_streams, inits : int
         D >= 2 streams and J >= 2 initialisations.
-    n, init_scale, lr, batch, steps, dtype
-        As in :func:`ipr_sweep`.
+    init_scale : float
+        Variance multiplier of the initialisation (:func:`~localization.experiments.simulation.init_neurons`).
+    **fields
+        Fields of ``OnlineSettings`` replacing those of ``settings`` (``n``, ``lr``, ``batch``, ``steps``, ...).
 
     Returns
     -------
@@ -97,21 +109,25 @@ def data_init_grid(
     init_key = v.key("init_key", init_key)
     data_streams = v.integer("data_streams", data_streams, 2)
     inits = v.integer("inits", inits, 2)
-    n = v.integer("n", n, 2)
+    run = OnlineSettings.of(DATA_INIT_RUN if settings is None else settings, **fields)
+    if run.model != "neuron" or run.n is None or len(run.n) != 1:
+        raise ValueError(f"settings must train the model 'neuron' on a ring (n an int), got {run.model!r}, n {run.n}")
+    n = v.integer("n", run.n[0], 2)
     if isinstance(tasks, (str, bytes)) or not isinstance(tasks, Sequence) or len(tasks) == 0:
         raise TypeError(f"tasks must be a non-empty sequence of tasks, got {tasks!r}")
-    w0 = init_neurons(init_key, inits, n, init_scale, dtype)
-    kw = dict(lr=lr, batch=batch, steps=steps, checkpoints=2, n=n, dtype=dtype)
+    if values is not None and len(values) != len(tasks):
+        raise ValueError(f"values must have one value per task (length {len(tasks)}), got length {len(values)}")
+    w0 = init_neurons(init_key, inits, n, init_scale, run.dtype)
     finals = []
     for d in range(data_streams):
         k = jax.random.fold_in(data_key, d)
         if len(tasks) == 1:
-            w = np.asarray(train.train_online(k, tasks[0], w0, **kw).weights, dtype=np.float64)[None]
+            w = np.asarray(train.train_online(k, tasks[0], w0, run).weights, dtype=np.float64)[None]
         else:
-            w = np.asarray(train.train_sweep(k, list(tasks), w0, **kw).weights, dtype=np.float64)
-        finals.append(w[:, :, -1, :])  # (P, J, N)
+            w = np.asarray(train.train_sweep(k, list(tasks), w0, run).weights, dtype=np.float64)
+        finals.append(w[:, :, -1, :])  # (P, J, C=-1, N)
     w = np.stack(finals, axis=1)  # (P, D, J, N)
-    par = np.full(len(tasks), np.nan) if params is None else np.asarray(params, dtype=np.float64)
+    par = np.full(len(tasks), np.nan) if values is None else np.asarray(values, dtype=np.float64)
     return DataInitGrid(
         params=par,
         excess_kurtosis=np.array([float(t.marginals[1].excess_kurtosis) for t in tasks], dtype=np.float64),
@@ -273,7 +289,7 @@ def data_init_record(seed: int = 0, *, path: str | None = None, settings: Mappin
     g = data_init_grid(
         *data_init_keys(seed),
         tasks,
-        params=s["ks"],
+        values=s["ks"],
         data_streams=s["data_streams"],
         inits=s["inits"],
         n=s["n"],
@@ -298,3 +314,47 @@ def data_init_record(seed: int = 0, *, path: str | None = None, settings: Mappin
     if path is not None:
         records.write(path, record)
     return record
+
+
+class DataInit(NamedTuple):
+    """The recorded data x initialisation grid and its variance splits (:func:`data_init_summary`).
+
+    Attributes
+    ----------
+    record : dict
+        The JSON record (``ipr``, ``peak`` (P, D, J), ``ks``, ``excess_kurtosis``, settings).
+    ipr, peak : list of TwoWay
+        Per k: the split of the final IPR, and of the peak site as a point on the circle.
+    agreement : list of dict
+        Per k: :func:`peak_agreement_by_pair` (within 1 site).
+    """
+
+    record: dict
+    ipr: list
+    peak: list
+    agreement: list
+
+
+def data_init_summary(record: Mapping[str, Any]) -> DataInit:
+    r"""Split the variance of a :func:`data_init_record` record's final IPR and peak site, per task.
+
+    The peak site :math:`p` of a ring of ``n`` sites is split as the point :math:`e^{2\pi i p/n}` on
+    the circle (:func:`two_way_variance` of complex entries).
+
+    Parameters
+    ----------
+    record : Mapping
+        The record (``settings["n"]``, ``ipr`` and ``peak`` (P, D, J)).
+
+    Returns
+    -------
+    DataInit
+        The record and, per task, the splits and the peak agreement.
+    """
+    if not isinstance(record, Mapping) or not {"settings", "ipr", "peak"} <= set(record):
+        raise TypeError("record must be a data_init_record record (settings, ipr, peak)")
+    n = int(record["settings"]["n"])
+    ipr = [two_way_variance(np.asarray(t)) for t in record["ipr"]]
+    peak = [two_way_variance(np.exp(2j * np.pi * np.asarray(t) / n)) for t in record["peak"]]
+    agree = [peak_agreement_by_pair(np.asarray(t), n) for t in record["peak"]]
+    return DataInit(record=record, ipr=ipr, peak=peak, agreement=agree)

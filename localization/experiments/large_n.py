@@ -23,6 +23,8 @@ from jax.typing import ArrayLike, DTypeLike
 
 from localization import data, metrics, records
 from localization import validation as v
+from localization.experiments.simulation import check_family_values, check_xi, ipr_sweep
+from localization.sgd import OnlineSettings
 
 __all__ = [
     "LargeNSettings",
@@ -42,6 +44,11 @@ __all__ = [
 class LargeNSettings:
     """Settings of the Fig. 5 transition at several input sizes N (:func:`large_n_sweep`).
 
+    Flat fields (the format of the records' ``settings``); the run at size N is the
+    :class:`~localization.sgd.OnlineSettings` :meth:`run` builds from ``lr``, ``batch``,
+    ``checkpoints`` and :meth:`steps` (balanced batches, one shared stream), validated at every
+    size of ``ns`` when the settings are built.
+
     Attributes
     ----------
     ns : input sizes N.
@@ -53,6 +60,11 @@ class LargeNSettings:
     min_steps, steps_per_site, max_steps : SGD steps at size N, ``steps_per_site × N`` clipped to
         [min_steps, max_steps] (the time a field needs to localize grows with N; the cap is the budget).
     checkpoints : evenly spaced IPR checkpoints.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the field, its value and the valid range.
     """
 
     ns: tuple[int, ...] = (40, 100, 200, 400)
@@ -70,10 +82,35 @@ class LargeNSettings:
     max_steps: int = 12_000
     checkpoints: int = 13
 
+    def __post_init__(self) -> None:
+        """Validate the fields (the runs' by building :meth:`run` at every size)."""
+        if isinstance(self.ns, (str, bytes)) or not isinstance(self.ns, tuple | list):
+            raise TypeError(f"ns must be a sequence of input sizes, got {self.ns!r}")
+        check_xi("xi", self.xi)
+        check_family_values("gains", self.gains)
+        check_family_values("ks", self.ks)
+        check_family_values("width_scales", self.width_scales, empty=True)
+        v.positive("width_gain", self.width_gain)
+        v.integer("inits", self.inits, 1)
+        v.positive("init_scale", self.init_scale)
+        v.integer("min_steps", self.min_steps, 0)
+        v.integer("steps_per_site", self.steps_per_site, 0)
+        if v.integer("max_steps", self.max_steps, 0) < self.min_steps:
+            raise ValueError(f"max_steps must be >= min_steps = {self.min_steps}, got {self.max_steps}")
+        for n in self.ns:
+            self.run(n)
+
     def steps(self, n: int) -> int:
         """Return the SGD steps at input size ``n``: ``steps_per_site × n`` clipped to [min_steps, max_steps]."""
         n = v.integer("n", n, 2)
         return min(self.max_steps, max(self.min_steps, self.steps_per_site * n))
+
+    def run(self, n: int, dtype: DTypeLike = jnp.float32) -> OnlineSettings:
+        """Return the :class:`~localization.sgd.OnlineSettings` of the runs at input size ``n`` (``dtype``)."""
+        steps = self.steps(n)
+        return OnlineSettings(
+            lr=self.lr, batch=self.batch, steps=steps, checkpoints=self.checkpoints, n=n, balanced=True, dtype=dtype
+        )
 
     def replace(self, **changes: Any) -> LargeNSettings:
         """Return a copy with some fields changed (``dataclasses.replace``)."""
@@ -166,17 +203,9 @@ def large_n_size(key: jax.Array, n: int, settings: LargeNSettings = LARGE_N, *, 
     n = v.integer("n", n, 2)
     if not isinstance(settings, LargeNSettings):
         raise TypeError(f"settings must be a LargeNSettings, got {type(settings).__name__}")
-    steps = settings.steps(n)
-    kw = dict(
-        n=n,
-        inits=settings.inits,
-        init_scale=settings.init_scale,
-        lr=settings.lr,
-        batch=settings.batch,
-        steps=steps,
-        checkpoints=settings.checkpoints,
-        dtype=dtype,
-    )
+    run = settings.run(n, dtype)
+    steps = run.steps
+    kw = dict(inits=settings.inits, init_scale=settings.init_scale)
     xi0, xi1 = settings.xi
     groups = {
         "NLGP": ([data.family_task("NLGP", g, xi=(xi0, xi1)) for g in settings.gains], settings.gains),
@@ -184,12 +213,10 @@ def large_n_size(key: jax.Array, n: int, settings: LargeNSettings = LARGE_N, *, 
     }
     for s in settings.width_scales:
         groups[f"width_{s:g}"] = ([data.family_task("NLGP", settings.width_gain, xi=(s * xi0, s * xi1))], [s])
-    from localization.experiments.simulation import ipr_sweep
-
     start = time.perf_counter()
     out: dict[str, Any] = dict(n=n, steps=steps)
     for name, (tasks, params) in groups.items():
-        sweep = ipr_sweep(key, tasks, params=params, **kw)
+        sweep = ipr_sweep(key, tasks, run, params=params, **kw)
         out[name] = _field_record(sweep)
         out["times"] = sweep.times.tolist()
     out["seconds"] = round(time.perf_counter() - start, 1)
@@ -201,9 +228,8 @@ def large_n_sweep(
     settings: LargeNSettings = LARGE_N,
     *,
     path: str | None = None,
-    seed: int | None = None,
-    name: str = "large_n",
     resume: bool = False,
+    provenance: Mapping[str, Any] | None = None,
 ) -> dict:
     """Run :func:`large_n_size` at every ``settings.ns`` and return (and optionally write) the record.
 
@@ -212,27 +238,33 @@ def large_n_sweep(
     Parameters
     ----------
     key : jax.Array
-        A JAX PRNG key, the same for every size.
+        A JAX PRNG key, the same for every size (the only source of randomness).
     settings : LargeNSettings
         The sweep's settings.
     path : str or None
         JSON file to write.
-    seed : int or None
-        The integer seed of ``key``, stored in the record.
-    name : str
-        The subcommand of ``python -m localization.experiments.simulation`` quoted in the record.
     resume : bool
         Keep the sizes already in ``path`` (same settings required) and run only the others (a run
         that was stopped); each size records the commit that ran it.
+    provenance : Mapping or None
+        What the record states about the run, not used to run it: ``command`` (the command line that
+        writes it) and ``seed`` (the integer ``key`` was made from);
+        :func:`localization.experiments.runs.main` passes both. Missing entries are recorded as None.
 
     Returns
     -------
     dict
-        ``settings``, ``seed``, ``sizes`` (a list of :func:`large_n_size` records).
+        ``description``, ``command``, ``commit``, ``seed``, ``settings``, ``sizes`` (a list of
+        :func:`large_n_size` records).
     """
     import json
 
     key = v.key("key", key)
+    if not isinstance(settings, LargeNSettings):
+        raise TypeError(f"settings must be a LargeNSettings, got {type(settings).__name__}")
+    provenance = {} if provenance is None else provenance
+    if not isinstance(provenance, Mapping) or set(provenance) - {"command", "seed"}:
+        raise TypeError(f"provenance must be a mapping with the keys 'command' and 'seed', got {provenance!r}")
     commit = records.commit()
     record: dict[str, Any] = dict(
         description=(
@@ -241,9 +273,9 @@ def large_n_sweep(
             "[min_steps, max_steps]; "
             "width tasks NLGP(width_gain) at xi * scale. sites90: sites holding 90% of |w|^2."
         ),
-        command=f"nice -n 10 .venv/bin/python -m localization.experiments.runs {name} {path} --seed {seed}",
+        command=provenance.get("command"),
         commit=commit,
-        seed=seed,
+        seed=provenance.get("seed"),
         settings=dataclasses.asdict(settings),
         sizes=[],
     )

@@ -10,7 +10,8 @@ Populations of receptive fields learned by the soft committee machine and the tw
   (vmapped, one ``jit``; the initialisations are sharded over devices by ``train.train_online``) and
   return the fields, readouts and biases at the checkpoints as float64 NumPy arrays.
 * :func:`fig6_populations`, :func:`fig7_populations` — the runs behind the chapter's Figs. 6 and 7 (the
-  chapter and ``python -m localization figures`` call them with the same keys).
+  chapter and ``python -m localization figures`` call them with the same keys); :func:`fig6_committee_runs`
+  — the Fig. 6 runs with the window share of every final field (:class:`Fig6Runs`).
 * :data:`FIG1_CHAPTER`, :func:`read_fig1_record` — Fig. 1 (right) at a scale a chapter can afford, and the
   recorded full-scale run (``benchmarks/record_fig1.py``, about 12 minutes) the book reads.
 
@@ -32,8 +33,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import DTypeLike
 
-from localization import data, initialisation, models, train, trajectory
+from localization import data, field_analysis, initialisation, models, train, trajectory
 from localization import validation as v
+from localization.sgd import OnlineSettings
 
 __all__ = [
     "PopulationSettings",
@@ -49,6 +51,8 @@ __all__ = [
     "read_fig1_record",
     "train_population",
     "fig6_populations",
+    "Fig6Runs",
+    "fig6_committee_runs",
     "fig1_populations",
     "fig7_populations",
 ]
@@ -57,6 +61,10 @@ __all__ = [
 @dataclass(frozen=True)
 class PopulationSettings:
     """One many-neuron training run (paper (M1), online SGD on the MSE without ½, labels {0, 1}).
+
+    Flat fields (the format the records hold); the run fields (``n``, ``model``, ``activation``,
+    ``lr``, ``batch``, ``steps``, ``checkpoints``) are those of :class:`localization.sgd.OnlineSettings`,
+    which :attr:`run` builds; the settings are validated when built.
 
     Attributes
     ----------
@@ -70,6 +78,11 @@ class PopulationSettings:
     init_scale : variance multiplier of the Xavier initialisation (:func:`localization.initialisation.init_params`).
     lr, batch, steps : SGD learning rate, examples per step, steps. inits : independent
         initialisations (trained on the same data stream). checkpoints : recorded checkpoints (≥ 2).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the field, its value and the valid range.
     """
 
     family: str = "Kur"
@@ -86,6 +99,36 @@ class PopulationSettings:
     steps: int = 5000
     inits: int = 8
     checkpoints: int = 2
+
+    def __post_init__(self) -> None:
+        """Validate the fields (the run's by building :attr:`run`)."""
+        if self.family not in data.FAMILIES:
+            raise ValueError(f"family must be one of {list(data.FAMILIES)}, got {self.family!r}")
+        v.real_scalar("param", self.param)
+        v.integer("K", self.K, 1)
+        if not isinstance(self.bias, bool):
+            raise TypeError(f"bias must be a bool, got {self.bias!r}")
+        v.positive("init_scale", self.init_scale)
+        v.integer("inits", self.inits, 1)
+        models.check_architecture(self.model, self.activation)
+        if self.model == "neuron":
+            raise ValueError("model must be 'committee' or 'two_layer' (many neurons), got 'neuron'")
+        v.integer("checkpoints", self.checkpoints, 2)
+        v.shape("n", self.n, minimum=2)
+        self.run  # noqa: B018 -- validates the run fields
+
+    @property
+    def run(self) -> OnlineSettings:
+        """The :class:`~localization.sgd.OnlineSettings` of the run (float32)."""
+        return OnlineSettings(
+            lr=self.lr,
+            batch=self.batch,
+            steps=self.steps,
+            checkpoints=self.checkpoints,
+            n=self.n,
+            model=self.model,
+            activation=self.activation,
+        )
 
     def replace(self, **changes: Any) -> PopulationSettings:
         """Return a copy with some fields changed (``dataclasses.replace``)."""
@@ -272,10 +315,6 @@ def train_population(
     key = v.key("key", key)
     if not isinstance(settings, PopulationSettings):
         raise TypeError(f"settings must be a PopulationSettings, got {type(settings).__name__}")
-    models.check_architecture(settings.model, settings.activation)
-    if settings.model == "neuron":
-        raise ValueError("settings.model must be 'committee' or 'two_layer' (many neurons), got 'neuron'")
-    checkpoints = v.integer("settings.checkpoints", settings.checkpoints, 2)
     if task is None:
         task = settings.task()
     elif not isinstance(task, data.LengthscaleTask):
@@ -297,19 +336,7 @@ def train_population(
             f"params must be Params with w of shape (inits, K, N) = {(settings.inits, settings.K, settings.N)}, "
             f"got {got}"
         )
-    traj = train.train_online(
-        jax.random.fold_in(key, 1),
-        task,
-        params,
-        lr=settings.lr,
-        batch=settings.batch,
-        steps=settings.steps,
-        checkpoints=checkpoints,
-        n=settings.n,
-        model=settings.model,
-        activation=settings.activation,
-        dtype=dtype,
-    )
+    traj = train.train_online(jax.random.fold_in(key, 1), task, params, OnlineSettings.of(settings.run, dtype=dtype))
     p = traj.weights
     return PopulationRun(
         settings=settings,
@@ -341,6 +368,43 @@ def fig6_populations(key: jax.Array, **changes: Any) -> dict[str, PopulationRun]
     """
     settings = {"Kur(10)": FIG6_KUR10.replace(**changes), "Kur(4)": FIG6_KUR4.replace(**changes)}
     return {name: train_population(jax.random.fold_in(key, j), s) for j, (name, s) in enumerate(settings.items())}
+
+
+class Fig6Runs(NamedTuple):
+    """The runs of paper Fig. 6 (left, centre) and their window shares (:func:`fig6_committee_runs`).
+
+    Attributes
+    ----------
+    runs : dict of str to PopulationRun
+        "Kur(10)", "Kur(4)" → the committee machines (:func:`fig6_populations`).
+    shares : dict of str to numpy.ndarray, each (I, K)
+        The share of every final field in its best window
+        (:func:`localization.field_analysis.localization_share`; localized above
+        :data:`localization.field_analysis.LOCALIZED_SHARE`).
+    """
+
+    runs: dict[str, PopulationRun]
+    shares: dict[str, np.ndarray]
+
+
+def fig6_committee_runs(key: jax.Array, **changes: Any) -> Fig6Runs:
+    """Train :func:`fig6_populations` from ``key`` and measure the window share of every final field.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    **changes
+        Fields of the settings to change, as in :func:`fig6_populations`.
+
+    Returns
+    -------
+    Fig6Runs
+        The runs and the shares (I, K) by data model.
+    """
+    runs = fig6_populations(key, **changes)
+    shares = {name: np.asarray(field_analysis.localization_share(r.final, r.settings.n)) for name, r in runs.items()}
+    return Fig6Runs(runs, shares)
 
 
 def fig1_populations(key: jax.Array, **changes: Any) -> dict[str, PopulationRun]:

@@ -13,8 +13,15 @@ fixed point and its spectrum, is :mod:`localization.experiments.bump_flow`.
   :func:`near_zero_record` writes the record over several seeds, ``book/data/fig5_near_zero.json``
   (``python -m localization.experiments.runs near_zero PATH``).
 * :class:`BatchScanSettings`, :data:`BATCH_SCAN` — the same tasks from the same initialisations at
-  several batches (is the width set by the gradient noise?); :func:`batch_scan_record` writes
+  several batches (is the width set by the gradient noise?); :func:`batch_scan_run` trains from one
+  key, :func:`batch_scan_seed` from one seed, :func:`batch_scan_record` writes
   ``book/data/fig5_batch_scan.json`` (``... near_zero_batch PATH``).
+
+The settings are flat frozen dataclasses (the records' ``settings``), validated when built; their run
+fields are those of :class:`localization.sgd.OnlineSettings` (``NearZeroSettings.run``,
+``BatchScanSettings.run(batch)``). The key of seed ``s`` in the records is
+``fold_in(jax.random.key(s), crc32(label))`` with the label "near-zero" or "batch-scan": kept as the
+records were written, so that they reproduce.
 
 What the records say (pooled over seeds) is :mod:`localization.experiments.near_zero_summary`.
 
@@ -34,6 +41,8 @@ import numpy as np
 from localization import data, records
 from localization import validation as v
 from localization.experiments.near_zero_summary import field_paths
+from localization.experiments.simulation import check_family_values, check_xi, ipr_sweep
+from localization.sgd import OnlineSettings
 
 __all__ = [
     "NearZeroSettings",
@@ -41,6 +50,7 @@ __all__ = [
     "NEAR_ZERO_POSITIVE",
     "near_zero_run",
     "near_zero_seed",
+    "batch_scan_run",
     "near_zero_record",
     "BatchScanSettings",
     "BATCH_SCAN",
@@ -57,6 +67,13 @@ _G1, _G2, _G3 = (float(g) for g in np.logspace(-1.0, 1.0, 10)[:3])
 # -------------------------------------------------------------------------------------------------
 # the recorded sweeps
 # -------------------------------------------------------------------------------------------------
+def _check_seeds(seeds: Any) -> None:
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, tuple | list):
+        raise TypeError(f"seeds must be a sequence of non-negative integers, got {seeds!r}")
+    for i, seed in enumerate(seeds):
+        v.integer(f"seeds[{i}]", seed, 0)
+
+
 @dataclass(frozen=True)
 class NearZeroSettings:
     """Settings of the near-zero sweep at the paper's Fig. 5 training settings (:func:`near_zero_seed`).
@@ -71,6 +88,11 @@ class NearZeroSettings:
     inits : initialisations per seed (one shared data stream per seed and family).
     checkpoints : evenly spaced checkpoints.
     seeds : the integer seeds of the record (development seeds).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the field, its value and the valid range.
     """
 
     n: int = 40
@@ -87,6 +109,24 @@ class NearZeroSettings:
     steps: int = 10_000
     checkpoints: int = 21
     seeds: tuple[int, ...] = tuple(range(10))
+
+    def __post_init__(self) -> None:
+        """Validate the fields (the run's by building :attr:`run`)."""
+        check_xi("xi", self.xi)
+        check_xi("wide_xi", self.wide_xi)
+        for name in ("gains", "ks", "wide_gains", "wide_ks"):
+            check_family_values(name, getattr(self, name), empty=True)
+        v.integer("inits", self.inits, 1)
+        v.positive("init_scale", self.init_scale)
+        _check_seeds(self.seeds)
+        self.run  # noqa: B018 -- validates the run fields
+
+    @property
+    def run(self) -> OnlineSettings:
+        """The :class:`~localization.sgd.OnlineSettings` of every run (balanced batches, one shared stream)."""
+        return OnlineSettings(
+            lr=self.lr, batch=self.batch, steps=self.steps, checkpoints=self.checkpoints, n=self.n, balanced=True
+        )
 
     def replace(self, **changes: Any) -> NearZeroSettings:
         """Return a copy with some fields changed (``dataclasses.replace``)."""
@@ -110,6 +150,11 @@ class BatchScanSettings:
     tasks : (family, parameter) pairs.
     batches : batch sizes (the paper's is 5000).
     inits, steps, checkpoints, seeds : as :class:`NearZeroSettings`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the field, its value and the valid range.
     """
 
     n: int = 40
@@ -122,6 +167,29 @@ class BatchScanSettings:
     steps: int = 6000
     checkpoints: int = 13
     seeds: tuple[int, ...] = (0, 1, 2)
+
+    def __post_init__(self) -> None:
+        """Validate the fields (the runs' by building :meth:`run` at every batch)."""
+        check_xi("xi", self.xi)
+        if isinstance(self.tasks, (str, bytes)) or not isinstance(self.tasks, tuple | list) or not self.tasks:
+            raise TypeError(f"tasks must be a non-empty sequence of (family, parameter) pairs, got {self.tasks!r}")
+        for i, task in enumerate(self.tasks):
+            if not (isinstance(task, tuple | list) and len(task) == 2 and task[0] in data.FAMILIES):
+                raise ValueError(f"tasks[{i}] must be a (family, parameter) pair of data.FAMILIES, got {task!r}")
+            v.real_scalar(f"tasks[{i}][1]", task[1])
+        if isinstance(self.batches, (str, bytes)) or not isinstance(self.batches, tuple | list) or not self.batches:
+            raise TypeError(f"batches must be a non-empty sequence of batch sizes, got {self.batches!r}")
+        v.integer("inits", self.inits, 1)
+        v.positive("init_scale", self.init_scale)
+        _check_seeds(self.seeds)
+        for batch in self.batches:
+            self.run(batch)
+
+    def run(self, batch: int) -> OnlineSettings:
+        """Return the :class:`~localization.sgd.OnlineSettings` of the runs at ``batch`` (balanced batches)."""
+        return OnlineSettings(
+            lr=self.lr, batch=batch, steps=self.steps, checkpoints=self.checkpoints, n=self.n, balanced=True
+        )
 
     def replace(self, **changes: Any) -> BatchScanSettings:
         """Return a copy with some fields changed (``dataclasses.replace``)."""
@@ -178,21 +246,10 @@ def near_zero_run(key: jax.Array, settings: NearZeroSettings = NEAR_ZERO) -> dic
     """
     import time
 
-    from localization.experiments.simulation import ipr_sweep
-
     key = v.key("key", key)
     if not isinstance(settings, NearZeroSettings):
         raise TypeError(f"settings must be a NearZeroSettings, got {type(settings).__name__}")
-    kw = dict(
-        n=settings.n,
-        inits=settings.inits,
-        init_scale=settings.init_scale,
-        lr=settings.lr,
-        batch=settings.batch,
-        steps=settings.steps,
-        checkpoints=settings.checkpoints,
-        keep_weights=True,
-    )
+    kw = dict(inits=settings.inits, init_scale=settings.init_scale, keep_weights=True)
     groups = {
         "NLGP": ("NLGP", settings.gains, settings.xi),
         "Kur": ("Kur", settings.ks, settings.xi),
@@ -205,7 +262,7 @@ def near_zero_run(key: jax.Array, settings: NearZeroSettings = NEAR_ZERO) -> dic
         if not params:
             continue
         tasks = [data.family_task(family, float(p), xi=tuple(xi)) for p in params]
-        sweep = ipr_sweep(key, tasks, params=params, **kw)
+        sweep = ipr_sweep(key, tasks, settings.run, params=params, **kw)
         out[name] = _group_record(sweep, settings.n)
         out["times"] = sweep.times.tolist()
     out["seconds"] = round(time.perf_counter() - start, 1)
@@ -231,55 +288,69 @@ def near_zero_seed(seed: int, settings: NearZeroSettings = NEAR_ZERO) -> dict:
     return dict(seed=seed, **near_zero_run(_seed_key(seed, "near-zero"), settings))
 
 
-def batch_scan_seed(seed: int, settings: BatchScanSettings = BATCH_SCAN) -> dict:
-    """Train M2 on each task of :class:`BatchScanSettings` at every batch under one seed; return its record.
+def batch_scan_run(key: jax.Array, settings: BatchScanSettings = BATCH_SCAN) -> dict:
+    """Train M2 on each task of :class:`BatchScanSettings` at every batch from one key; return its record.
 
     The same initialisations (and the same data key) at every batch, so that only the batch, i.e. the
     gradient noise, differs.
 
     Parameters
     ----------
-    seed : int
-        Non-negative integer seed.
+    key : jax.Array
+        A JAX PRNG key.
     settings : BatchScanSettings
         The scan's settings.
 
     Returns
     -------
     dict
-        ``seed``, ``times``, ``seconds`` and ``runs``: one entry per (task, batch) with ``family``,
-        ``param``, ``batch`` and the fields of :func:`near_zero_seed`'s groups (P = 1).
+        ``runs``: one entry per (task, batch) with ``family``, ``param``, ``batch`` and the fields of
+        :func:`near_zero_run`'s groups (P = 1); ``times``, ``seconds``.
     """
     import time
 
-    from localization.experiments.simulation import ipr_sweep
-
-    seed = v.integer("seed", seed, 0)
+    key = v.key("key", key)
     if not isinstance(settings, BatchScanSettings):
         raise TypeError(f"settings must be a BatchScanSettings, got {type(settings).__name__}")
-    key = _seed_key(seed, "batch-scan")
     start = time.perf_counter()
-    out: dict[str, Any] = dict(seed=seed, runs=[])
+    out: dict[str, Any] = dict(runs=[])
     for family, param in settings.tasks:
         task = data.family_task(family, float(param), xi=tuple(settings.xi))
         for batch in settings.batches:
             sweep = ipr_sweep(
                 key,
                 [task],
+                settings.run(batch),
                 params=[param],
-                n=settings.n,
                 inits=settings.inits,
                 init_scale=settings.init_scale,
-                lr=settings.lr,
-                batch=batch,
-                steps=settings.steps,
-                checkpoints=settings.checkpoints,
                 keep_weights=True,
             )
             out["runs"].append(dict(family=family, param=param, batch=batch, **_group_record(sweep, settings.n)))
             out["times"] = sweep.times.tolist()
     out["seconds"] = round(time.perf_counter() - start, 1)
     return out
+
+
+def batch_scan_seed(seed: int, settings: BatchScanSettings = BATCH_SCAN) -> dict:
+    """Return :func:`batch_scan_run` from the key of an integer seed, with ``seed`` added (a record's entry).
+
+    Parameters
+    ----------
+    seed : int
+        Non-negative integer seed (key: ``jax.random.key(seed)`` with the label "batch-scan" folded in).
+    settings : BatchScanSettings
+        The scan's settings.
+
+    Returns
+    -------
+    dict
+        ``seed`` and the fields of :func:`batch_scan_run`.
+    """
+    seed = v.integer("seed", seed, 0)
+    if not isinstance(settings, BatchScanSettings):
+        raise TypeError(f"settings must be a BatchScanSettings, got {type(settings).__name__}")
+    return dict(seed=seed, **batch_scan_run(_seed_key(seed, "batch-scan"), settings))
 
 
 def _write_record(kind: str, settings, seed_fn, path, seeds, resume: bool, description: str) -> dict:

@@ -47,8 +47,9 @@ def main(argv: Sequence[str] | None = None) -> dict:
         return data_init.data_init_record(a.seed, path=a.path)
     if a.name in near_zero.RECORDS:
         return near_zero.write_named_record(a.name, path=a.path, resume=a.resume)
-    key, settings = jax.random.key(a.seed), RUNS[a.name]
-    return large_n.large_n_sweep(key, settings, path=a.path, seed=a.seed, name=a.name, resume=a.resume)
+    command = f"nice -n 10 .venv/bin/python -m localization.experiments.runs {a.name} {a.path} --seed {a.seed}"
+    key, provenance = jax.random.key(a.seed), dict(command=command, seed=a.seed)
+    return large_n.large_n_sweep(key, RUNS[a.name], path=a.path, resume=a.resume, provenance=provenance)
 
 
 if __name__ == "__main__":

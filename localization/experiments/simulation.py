@@ -7,7 +7,8 @@ participation ratio (IPR, paper App. A.3) against the excess kurtosis of the mar
 
 * :func:`ipr_sweep` — train M2 on a list of tasks that differ only in array-valued parameters
   (``vmap`` over the tasks, and over the initialisations, one ``jit``) and return the IPR along the
-  trajectories together with the *exact* excess kurtosis of every task's marginal.
+  trajectories together with the *exact* excess kurtosis of every task's marginal;
+  :func:`grouped_ipr_sweep` and :func:`six_models` (the chapter's six data models) group such sweeps.
 * :func:`fig5` — paper Fig. 5: one :func:`ipr_sweep` per family (NLGP, Kur); its defaults
   (:data:`PAPER_FIG5`) are the paper's settings, ``benchmarks/bench.py`` runs it at that scale.
 * :func:`phase_diagram` — beyond the paper: final IPR over (excess kurtosis of Kur(k)) ×
@@ -15,7 +16,18 @@ participation ratio (IPR, paper App. A.3) against the excess kurtosis of the mar
   field of the data models, so the sweep uses ``data.RootedKur``, a Kur model that carries its
   covariance's spectral amplitudes as an array leaf (same samples as ``data.Kur`` for the same key).
 
-Tasks: ``data.family_task``; how long an IPR curve takes to settle: ``metrics.settling_step``.
+Tasks: ``data.family_task``; how long an IPR curve takes to settle: ``metrics.settling_step``
+(:func:`settling_times` of a :class:`Fig5Result`).
+
+Settings. What one SGD run is — learning rate, batch, steps, checkpoints, input size, balanced
+batches, data streams, dtype — is a :class:`localization.sgd.OnlineSettings` everywhere (the
+``settings`` argument of :func:`ipr_sweep`, as of :func:`localization.train.train_online`; its
+defaults are :data:`PAPER_RUN`). A sweep's own settings (:class:`Fig5Settings`, and those of
+:mod:`~localization.experiments.large_n`, :mod:`~localization.experiments.near_zero`,
+:mod:`~localization.experiments.many_neurons`) are frozen dataclasses with flat fields — the format
+their JSON records hold — whose run fields carry the names and meanings of ``OnlineSettings``'s; they
+are validated when built, by building that ``OnlineSettings``, and their ``run`` (a property, or a
+method of the swept quantity) is what every run of the sweep trains with.
 
 Conventions: loss paper Eq. (9) without ½, plain SGD, time ``t = steps × lr`` (see
 :mod:`localization.train`). Simulations run in ``dtype`` (float32 by default); IPR and kurtosis
@@ -36,8 +48,12 @@ from jax.typing import DTypeLike
 
 from localization import data, initialisation, metrics, train
 from localization import validation as v
+from localization.sgd import OnlineSettings
 
 __all__ = [
+    "PAPER_RUN",
+    "check_xi",
+    "check_family_values",
     "Fig5Settings",
     "PAPER_FIG5",
     "IPRSweep",
@@ -46,7 +62,11 @@ __all__ = [
     "init_neurons",
     "ipr_sweep",
     "grouped_ipr_sweep",
+    "SixModels",
+    "six_models",
     "fig5",
+    "settling_times",
+    "PHASE_RUN",
     "phase_diagram",
     "fig5_table",
 ]
@@ -55,11 +75,61 @@ __all__ = [
 PAPER_KS = (4.1, 4.3, 4.5, 4.74, 5.0, 5.4, 6.1, 7.7, 10.0, 50.0)
 #: Paper Fig. 5 gains g of NLGP(g): logspace(-1, 1, 10).
 PAPER_GAINS = tuple(float(g) for g in np.logspace(-1.0, 1.0, 10))
+#: One run of paper Fig. 5 (the defaults of :func:`ipr_sweep`): N = 40, learning rate 0.1, batch
+#: 5000 with exactly half of every batch per class, 10 000 steps, 41 checkpoints, one shared stream.
+PAPER_RUN = OnlineSettings(lr=0.1, batch=5000, steps=10_000, checkpoints=41, n=40, balanced=True)
+
+
+def check_xi(name: str, xi: Any) -> tuple[float, float]:
+    """Return the length-scales ``(xi0, xi1)`` validated: two positive numbers with xi1 > xi0.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the error message.
+    xi : pair of float
+        The length-scales (ξ₀, ξ₁) of the two classes.
+
+    Returns
+    -------
+    tuple of float
+        (ξ₀, ξ₁).
+    """
+    if isinstance(xi, (str, bytes)) or not isinstance(xi, Sequence) or len(xi) != 2:
+        raise ValueError(f"{name} must be a pair (xi0, xi1), got {xi!r}")
+    xi0, xi1 = v.positive(f"{name}[0]", xi[0]), v.positive(f"{name}[1]", xi[1])
+    if not xi1 > xi0:
+        raise ValueError(f"{name} must be (xi0, xi1) with xi1 > xi0, got {tuple(xi)}")
+    return xi0, xi1
+
+
+def check_family_values(name: str, values: Any, *, empty: bool = False) -> None:
+    """Check that ``values`` (gains, exponents, ...) is a sequence of real numbers.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the error message.
+    values : sequence of float
+        The family parameter values.
+    empty : bool
+        Whether an empty sequence is allowed.
+    """
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise TypeError(f"{name} must be a sequence of numbers, got {values!r}")
+    if not empty and len(values) == 0:
+        raise ValueError(f"{name} must be non-empty")
+    for i, x in enumerate(values):
+        v.real_scalar(f"{name}[{i}]", x)
 
 
 @dataclass(frozen=True)
 class Fig5Settings:
     """Settings of the IPR-vs-excess-kurtosis sweep (paper Section 4.1, Fig. 5).
+
+    The run fields (``n``, ``lr``, ``batch``, ``steps``, ``checkpoints``, ``balanced``, ``streams``)
+    are those of :class:`localization.sgd.OnlineSettings`, which :attr:`run` builds; the settings are
+    validated when built.
 
     Attributes
     ----------
@@ -74,6 +144,11 @@ class Fig5Settings:
     streams : "shared" (every initialisation on one data stream) or "per_init" (each initialisation
         on its own stream, as the paper's code, which draws new data for each seed); see
         :func:`localization.train.train_online`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the field, its value and the valid range.
     """
 
     n: int = 40
@@ -88,6 +163,28 @@ class Fig5Settings:
     checkpoints: int = 41
     balanced: bool = True
     streams: str = "shared"
+
+    def __post_init__(self) -> None:
+        """Validate the fields (the run's by building :attr:`run`)."""
+        check_xi("xi", self.xi)
+        check_family_values("gains", self.gains)
+        check_family_values("ks", self.ks)
+        v.integer("inits", self.inits, 1)
+        v.positive("init_scale", self.init_scale)
+        self.run  # noqa: B018 -- validates the run fields
+
+    @property
+    def run(self) -> OnlineSettings:
+        """The :class:`~localization.sgd.OnlineSettings` of every run of the sweep (float32)."""
+        return OnlineSettings(
+            lr=self.lr,
+            batch=self.batch,
+            steps=self.steps,
+            checkpoints=self.checkpoints,
+            n=self.n,
+            balanced=self.balanced,
+            streams=self.streams,
+        )
 
     def replace(self, **changes: Any) -> Fig5Settings:
         """Return a copy with some fields changed (``dataclasses.replace``)."""
@@ -208,19 +305,13 @@ def _excess_kurtosis(task) -> float:
 def ipr_sweep(
     key: jax.Array,
     tasks: Sequence[Any],
+    settings: OnlineSettings | None = None,
     *,
     params: Sequence[float] | None = None,
-    n: int | tuple[int, ...] = 40,
     inits: int = 30,
     init_scale: float = 1e-3,
-    lr: float = 0.1,
-    batch: int = 5000,
-    steps: int = 10_000,
-    checkpoints: int | Sequence[int] = 41,
-    balanced: bool = True,
-    dtype: DTypeLike = jnp.float32,
     keep_weights: bool = False,
-    streams: str = "shared",
+    **fields: Any,
 ) -> IPRSweep:
     """Train M2 (paper model M2, ReLU neuron without bias) on every task at once and record its IPR.
 
@@ -236,12 +327,17 @@ def ipr_sweep(
     key : JAX PRNG key; split into an initialisation key and a data key.
     tasks : sequence of P tasks with numeric leaves and ``marginals`` (``data.LengthscaleTask``,
         ``data.CovarianceTask``).
-    params : optional (P,) family parameter values, stored in the result (NaN if omitted).
-    n : input size, a ring size or a grid shape such as (12, 12) (fields over the flattened grid).
-    inits, init_scale, lr, batch, steps, checkpoints, balanced, dtype : as in
-        :func:`localization.train.train_sweep` / :class:`Fig5Settings`.
+    settings : :class:`~localization.sgd.OnlineSettings` of the run (model "neuron", ``n`` given: a
+        ring size or a grid shape such as (12, 12), fields over the flattened grid), or None for
+        :data:`PAPER_RUN`.
+    params : optional (P,) family parameter values (gains, exponents, ...; not weights), stored in
+        the result (NaN if omitted).
+    inits : initialisations (≥ 1). init_scale : variance multiplier of their Xavier initialisation
+        (:func:`init_neurons`).
     keep_weights : also return the weights at every checkpoint (``IPRSweep.path``).
-    streams : "shared" (default) or "per_init", as in :func:`localization.train.train_online`.
+    **fields : fields of ``OnlineSettings`` that replace those of ``settings`` (``lr``, ``batch``,
+        ``steps``, ``checkpoints``, ``n``, ``balanced``, ``dtype``, ``streams``), as for
+        :func:`localization.train.train_online`.
 
     Returns
     -------
@@ -253,6 +349,9 @@ def ipr_sweep(
         raise TypeError(f"tasks must be a non-empty sequence of tasks, got {tasks!r}")
     if not isinstance(keep_weights, bool):
         raise TypeError(f"keep_weights must be a bool, got {keep_weights!r}")
+    run = OnlineSettings.of(PAPER_RUN if settings is None else settings, **fields)
+    if run.model != "neuron" or run.n is None:
+        raise ValueError(f"settings must train the model 'neuron' with n given, got model {run.model!r}, n {run.n}")
     P = len(tasks)
     if params is None:
         par = np.full(P, np.nan)
@@ -261,15 +360,12 @@ def ipr_sweep(
         if par.shape != (P,):
             raise ValueError(f"params must have one value per task (length {P}), got length {par.size}")
     k_init, k_data = jax.random.split(key)
-    w0 = init_neurons(k_init, inits, n, init_scale, dtype)
-    kw = dict(
-        lr=lr, batch=batch, steps=steps, checkpoints=checkpoints, n=n, balanced=balanced, dtype=dtype, streams=streams
-    )
+    w0 = init_neurons(k_init, inits, run.n, init_scale, run.dtype)
     if P == 1:  # also serves tasks without array leaves (e.g. Gaussian clones); same data stream
-        traj = train.train_online(k_data, tasks[0], w0, **kw)
+        traj = train.train_online(k_data, tasks[0], w0, run)
         w = np.asarray(traj.weights, dtype=np.float64)[None]
     else:
-        traj = train.train_sweep(k_data, list(tasks), w0, **kw)
+        traj = train.train_sweep(k_data, list(tasks), w0, run)
         w = np.asarray(traj.weights, dtype=np.float64)  # (P, I, C, N)
     ipr = np.asarray(metrics.ipr(w), dtype=np.float64)
     exk = np.array([_excess_kurtosis(t) for t in tasks], dtype=np.float64)
@@ -285,7 +381,11 @@ def ipr_sweep(
 
 
 def grouped_ipr_sweep(
-    key: jax.Array, tasks: Mapping[str, Any], groups: Sequence[Sequence[str]], **kwargs: Any
+    key: jax.Array,
+    tasks: Mapping[str, Any],
+    groups: Sequence[Sequence[str]],
+    settings: OnlineSettings | None = None,
+    **kwargs: Any,
 ) -> dict[str, IPRSweep]:
     """One :func:`ipr_sweep` per group of task labels, split into one single-task sweep per label.
 
@@ -298,7 +398,9 @@ def grouped_ipr_sweep(
     key : JAX PRNG key, passed unchanged to every :func:`ipr_sweep` call.
     tasks : label → task.
     groups : sequences of labels.
-    **kwargs : passed to :func:`ipr_sweep` (``n``, ``inits``, ``lr``, ``batch``, ``keep_weights``, ...).
+    settings : the run's :class:`~localization.sgd.OnlineSettings` (None: :data:`PAPER_RUN`).
+    **kwargs : passed to :func:`ipr_sweep` (``inits``, ``keep_weights``, fields of the run such as
+        ``n``, ``lr``, ``batch``, ...).
 
     Returns
     -------
@@ -312,7 +414,7 @@ def grouped_ipr_sweep(
         raise ValueError(f"groups must hold every label of tasks exactly once: labels {list(tasks)}, groups {groups}")
     runs = {}
     for group in groups:
-        sweep = ipr_sweep(key, [tasks[label] for label in group], **kwargs)
+        sweep = ipr_sweep(key, [tasks[label] for label in group], settings, **kwargs)
         for i, label in enumerate(group):
             runs[label] = sweep._replace(
                 params=sweep.params[i : i + 1],
@@ -322,6 +424,51 @@ def grouped_ipr_sweep(
                 path=None if sweep.path is None else sweep.path[i : i + 1],
             )
     return {label: runs[label] for label in tasks}
+
+
+class SixModels(NamedTuple):
+    """M2 trained on several data models, keeping the weights (:func:`six_models`).
+
+    Attributes
+    ----------
+    tasks : dict of str to data task
+        Label → its task.
+    runs : dict of str to IPRSweep
+        Label → a single-task sweep with the weights kept (``path``).
+    """
+
+    tasks: dict[str, Any]
+    runs: dict[str, IPRSweep]
+
+
+def six_models(
+    key: jax.Array,
+    models: Mapping[str, tuple[str, float]],
+    groups: Sequence[Sequence[str]],
+    settings: OnlineSettings | None = None,
+    **kwargs: Any,
+) -> SixModels:
+    """Train M2 on the tasks ``data.family_task(*spec)`` of ``models``, keeping the weights.
+
+    One :func:`grouped_ipr_sweep` (tasks of one group in one vmapped call) with ``keep_weights``;
+    the simulation chapter's six data models (paper Fig. 3 style).
+
+    Parameters
+    ----------
+    key : JAX PRNG key, the same for every group.
+    models : label → (family, parameter) of :func:`localization.data.family_task` (its default ξ).
+    groups : sequences of the labels, as in :func:`grouped_ipr_sweep`.
+    settings, **kwargs : as in :func:`grouped_ipr_sweep` (``inits``, fields of the run).
+
+    Returns
+    -------
+    SixModels
+        The tasks and one single-task sweep per label, in the order of ``models``.
+    """
+    if not isinstance(models, Mapping) or not models:
+        raise TypeError(f"models must be a non-empty mapping label -> (family, parameter), got {models!r}")
+    tasks = {label: data.family_task(*spec) for label, spec in models.items()}
+    return SixModels(tasks, grouped_ipr_sweep(key, tasks, groups, settings, keep_weights=True, **kwargs))
 
 
 def fig5(key: jax.Array, settings: Fig5Settings = PAPER_FIG5, *, dtype: DTypeLike = jnp.float32) -> Fig5Result:
@@ -348,27 +495,13 @@ def fig5(key: jax.Array, settings: Fig5Settings = PAPER_FIG5, *, dtype: DTypeLik
     key = v.key("key", key)
     if not isinstance(settings, Fig5Settings):
         raise TypeError(f"settings must be a Fig5Settings, got {type(settings).__name__}")
-    xi0, xi1 = (v.positive("settings.xi[0]", settings.xi[0]), v.positive("settings.xi[1]", settings.xi[1]))
-    if not xi1 > xi0:
-        raise ValueError(f"settings.xi must be (xi0, xi1) with xi1 > xi0, got {settings.xi}")
-    if len(settings.gains) == 0 or len(settings.ks) == 0:
-        raise ValueError("settings.gains and settings.ks must be non-empty")
-    common = dict(
-        n=settings.n,
-        inits=settings.inits,
-        init_scale=settings.init_scale,
-        lr=settings.lr,
-        batch=settings.batch,
-        steps=settings.steps,
-        checkpoints=settings.checkpoints,
-        balanced=settings.balanced,
-        dtype=dtype,
-        streams=settings.streams,
-    )
-    nlgp_tasks = [data.family_task("NLGP", float(g), xi=(xi0, xi1)) for g in settings.gains]
-    kur_tasks = [data.family_task("Kur", float(k), xi=(xi0, xi1)) for k in settings.ks]
-    nlgp = ipr_sweep(key, nlgp_tasks, params=settings.gains, **common)
-    kur = ipr_sweep(key, kur_tasks, params=settings.ks, **common)
+    run = OnlineSettings.of(settings.run, dtype=dtype)
+    common = dict(inits=settings.inits, init_scale=settings.init_scale)
+    xi = check_xi("settings.xi", settings.xi)
+    nlgp_tasks = [data.family_task("NLGP", float(g), xi=xi) for g in settings.gains]
+    kur_tasks = [data.family_task("Kur", float(k), xi=xi) for k in settings.ks]
+    nlgp = ipr_sweep(key, nlgp_tasks, run, params=settings.gains, **common)
+    kur = ipr_sweep(key, kur_tasks, run, params=settings.ks, **common)
     return Fig5Result(nlgp=nlgp, kur=kur, settings=settings)
 
 
@@ -395,21 +528,53 @@ def fig5_table(result: Fig5Result) -> list[dict]:
     return rows
 
 
+def settling_times(result: Fig5Result, tol: float, labels: tuple[str, str] = ("NLGP", "Kur")) -> dict:
+    """Return when the mean IPR curve of every value of a Fig. 5 sweep settles, NLGP values first.
+
+    A curve (the mean over initialisations) settles at the first checkpoint after which it stays
+    within ``tol`` times its final value of that value (:func:`localization.metrics.settling_step`
+    with tolerance ``tol·|final|``).
+
+    Parameters
+    ----------
+    result : Fig5Result
+        The sweep (:func:`fig5`).
+    tol : float
+        Relative band, > 0.
+    labels : (str, str)
+        The family labels of the keys (NLGP, Kur).
+
+    Returns
+    -------
+    dict
+        (family label, parameter) → settling time (``steps × lr``).
+    """
+    if not isinstance(result, Fig5Result):
+        raise TypeError(f"result must be a Fig5Result, got {type(result).__name__}")
+    tol = v.positive("tol", tol)
+    settle = {}
+    for sweep, family in ((result.nlgp, labels[0]), (result.kur, labels[1])):
+        for p, path in zip(sweep.params, sweep.ipr, strict=True):
+            m = path.mean(axis=0)
+            settle[(family, float(p))] = sweep.times[metrics.settling_step(m, tol * abs(m[-1]))]
+    return settle
+
+
+#: The run of :func:`phase_diagram` by default: :data:`PAPER_RUN` with batch 1000, 3000 steps and
+#: 11 checkpoints.
+PHASE_RUN = dataclasses.replace(PAPER_RUN, batch=1000, steps=3000, checkpoints=11)
+
+
 def phase_diagram(
     key: jax.Array,
     ks: Sequence[float],
     ratios: Sequence[float],
+    settings: OnlineSettings | None = None,
     *,
     xi0: float = 0.3,
-    n: int = 40,
     inits: int = 8,
     init_scale: float = 1e-3,
-    lr: float = 0.1,
-    batch: int = 1000,
-    steps: int = 3000,
-    checkpoints: int | Sequence[int] = 11,
-    balanced: bool = True,
-    dtype: DTypeLike = jnp.float32,
+    **fields: Any,
 ) -> PhaseDiagram:
     """Return the final IPR of M2 over Kur(k) exponents × length-scale ratios ξ₁/ξ₀, in one vmapped sweep.
 
@@ -425,9 +590,11 @@ def phase_diagram(
         The K exponents k of Kur(k).
     ratios : Sequence[float]
         The R length-scale ratios ξ₁/ξ₀, each > 1.
+    settings : OnlineSettings or None
+        The run (``n`` a ring size); None: :data:`PHASE_RUN`.
     xi0 : float
         The shorter length-scale ξ₀ > 0.
-    n, inits, init_scale, lr, batch, steps, checkpoints, balanced, dtype
+    inits, init_scale, **fields
         As in :func:`ipr_sweep`.
 
     Returns
@@ -443,23 +610,14 @@ def phase_diagram(
         if not r > 1:
             raise ValueError(f"ratios[{i}] must be > 1 (xi1 = ratio * xi0 is the longer length-scale), got {r}")
     xi0 = v.positive("xi0", xi0)
-    n = v.integer("n", n, 2)
+    run = OnlineSettings.of(PHASE_RUN if settings is None else settings, **fields)
+    if run.n is None or len(run.n) != 1:
+        raise ValueError(f"settings.n must be a ring size, got {run.n}")
+    n = v.integer("n", run.n[0], 2)
     tasks = [
         data.LengthscaleTask(data.RootedKur.of(xi0, k, n), data.RootedKur.of(r * xi0, k, n)) for r in ratios for k in ks
     ]
-    sweep = ipr_sweep(
-        key,
-        tasks,
-        n=n,
-        inits=inits,
-        init_scale=init_scale,
-        lr=lr,
-        batch=batch,
-        steps=steps,
-        checkpoints=checkpoints,
-        balanced=balanced,
-        dtype=dtype,
-    )
+    sweep = ipr_sweep(key, tasks, run, inits=inits, init_scale=init_scale)
     R, K = len(ratios), len(ks)
     path = sweep.ipr.reshape(R, K, inits, -1)
     return PhaseDiagram(

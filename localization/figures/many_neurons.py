@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from jax.typing import ArrayLike
@@ -36,6 +36,7 @@ from localization import book, field_analysis, plotting
 from localization import validation as v
 from localization.experiments import many_neurons as mn
 from localization.experiments import task_value as tv
+from localization.experiments.many_neurons import Fig6Runs
 from localization.figures.registry import Built, check_scale, new_figure, register
 
 __all__ = [
@@ -328,23 +329,6 @@ def draw_filter_gallery(
 # -------------------------------------------------------------------------------------------------
 # the chapter's figures (also written by `python -m localization figures`)
 # -------------------------------------------------------------------------------------------------
-class Fig6Runs(NamedTuple):
-    """The runs of :func:`fig6_committee`.
-
-    Attributes
-    ----------
-    runs : dict of str to PopulationRun
-        "Kur(10)", "Kur(4)" → the committee machines (8 initialisations each,
-        :func:`localization.experiments.many_neurons.fig6_populations`).
-    shares : dict of str to numpy.ndarray, each (8, 10)
-        The share of every final field in its best quarter-ring window
-        (:func:`localization.field_analysis.localization_share`; localized above 0.8).
-    """
-
-    runs: dict[str, mn.PopulationRun]
-    shares: dict[str, np.ndarray]
-
-
 @register("fig6_committee", "many_neurons")
 def fig6_committee(scale: str = "chapter") -> Built:
     """Draw paper Fig. 6 (left, centre): the soft committee machine's fields on Kur(10) and Kur(4), and their shares.
@@ -361,14 +345,13 @@ def fig6_committee(scale: str = "chapter") -> Built:
     Returns
     -------
     Built
-        The figure and a :class:`Fig6Runs`.
+        The figure and an ``experiments.many_neurons.Fig6Runs`` (the runs and their window shares).
     """
     check_scale(scale)
-    runs = mn.fig6_populations(book.key("many_neurons", "fig6"))
-    shares = {name: np.asarray(field_analysis.localization_share(r.final, N)) for name, r in runs.items()}
+    result = mn.fig6_committee_runs(book.key("many_neurons", "fig6"))
     fig = new_figure((plotting.COLUMN_WIDTH, 5.9), layout="constrained")
-    draw_fig6(fig, shares, {name: r.final[0] for name, r in runs.items()}, N)
-    return Built(fig, Fig6Runs(runs, shares))
+    draw_fig6(fig, result.shares, {name: r.final[0] for name, r in result.runs.items()}, N)
+    return Built(fig, result)
 
 
 @register("fig7_two_layer", "many_neurons")

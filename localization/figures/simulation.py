@@ -3,10 +3,11 @@ r"""The figures of the simulation chapter (``book/simulation.md``): M2 on every 
 Settings (module constants, which the chapter quotes): :data:`EVO` and :data:`EVO_MODELS` (the six
 models), :data:`FIG5` (paper Fig. 5 at the chapter's scale), :data:`PD` (the phase diagram).
 
-* :func:`six_models` — the six models' runs (both of their figures show them);
 * :func:`fig3_fields_six_models`, :func:`ipr_six_models`, :func:`fig5_ipr_vs_kurtosis`,
   :func:`fig5_settling`, :func:`phase_diagram` — the registered builders (``python -m localization
-  figures``), which the chapter calls; they draw with :mod:`localization.figures.sweeps`;
+  figures``), which the chapter calls: each derives its key from ``book.key``, calls the experiment
+  (:mod:`localization.experiments.simulation`: ``six_models``, ``fig5``, ``settling_times``,
+  ``phase_diagram``) and draws with :mod:`localization.figures.sweeps`;
 * :func:`large_n_transition`, :func:`large_n_time`, :func:`data_init_variance` — beyond the paper,
   drawn from the records ``book/data/large_n.json`` and ``book/data/variance_data_init.json``
   (:func:`read_record`);
@@ -21,9 +22,11 @@ from typing import Any, NamedTuple
 
 from matplotlib.colors import LinearSegmentedColormap
 
-from localization import book, data, metrics, plotting
+from localization import book, data, plotting
 from localization import experiments as ex
-from localization.experiments import Fig5Result, IPRSweep
+from localization.experiments import Fig5Result
+from localization.experiments.data_init import DataInit
+from localization.experiments.simulation import SixModels
 from localization.figures import sweeps
 from localization.figures.registry import Built, check_scale, new_figure, register
 
@@ -40,7 +43,6 @@ __all__ = [
     "PD",
     "PD_PAPER",
     "SixModels",
-    "six_models",
     "fig3_fields_six_models",
     "ipr_six_models",
     "fig5_ipr_vs_kurtosis",
@@ -107,39 +109,14 @@ PD = dict(
 PD_PAPER = {**PD, "inits": 30, "batch": 5000, "steps": 10_000}
 
 
-class SixModels(NamedTuple):
-    """The runs of :func:`fig3_fields_six_models`.
-
-    Attributes
-    ----------
-    tasks : dict of str to data task
-        Label (:data:`EVO_MODELS`) → its task.
-    runs : dict of str to IPRSweep
-        Label → a single-task sweep with the weights kept (``path``).
-    """
-
-    tasks: dict[str, Any]
-    runs: dict[str, IPRSweep]
+def _evo(scale: str) -> dict:
+    """Return the keyword arguments of ``experiments.simulation.six_models`` at ``scale`` (N, :data:`EVO`)."""
+    return dict(n=N, **(EVO_PAPER if check_scale(scale) == "paper" else EVO))
 
 
-def six_models(scale: str = "chapter") -> SixModels:
-    """Train M2 on the six tasks of :data:`EVO_MODELS`, keeping the weights (book key ``("simulation", "evo")``).
-
-    Parameters
-    ----------
-    scale : {"chapter", "paper"}
-        :data:`EVO` or :data:`EVO_PAPER`.
-
-    Returns
-    -------
-    SixModels
-        The tasks and one single-task sweep per label (tasks of one family in one vmapped call,
-        :data:`EVO_GROUPS`).
-    """
-    settings = EVO_PAPER if check_scale(scale) == "paper" else EVO
-    tasks = {label: data.family_task(*spec) for label, spec in EVO_MODELS.items()}
-    runs = ex.grouped_ipr_sweep(book.key("simulation", "evo"), tasks, EVO_GROUPS, n=N, **settings, keep_weights=True)
-    return SixModels(tasks, runs)
+def _fig5(scale: str) -> ex.Fig5Settings:
+    """Return :data:`FIG5` or ``experiments.PAPER_FIG5`` by ``scale``."""
+    return ex.PAPER_FIG5 if check_scale(scale) == "paper" else FIG5
 
 
 @register("fig3_fields_six_models", "simulation")
@@ -159,9 +136,9 @@ def fig3_fields_six_models(scale: str = "chapter") -> Built:
     Returns
     -------
     Built
-        The figure and a :class:`SixModels`.
+        The figure and an ``experiments.simulation.SixModels`` (one run per label of :data:`EVO_MODELS`).
     """
-    six = six_models(scale)
+    six = ex.simulation.six_models(book.key("simulation", "evo"), EVO_MODELS, EVO_GROUPS, **_evo(scale))
     fig = new_figure((plotting.COLUMN_WIDTH, 8.4), layout="constrained")
     sweeps.draw_field_grid(fig.subplots(3, 2, sharex=True), six.runs)
     return Built(fig, six)
@@ -177,7 +154,7 @@ def ipr_six_models(scale: str = "chapter", six: SixModels | None = None) -> Buil
     Parameters
     ----------
     scale : {"chapter", "paper"}
-        The settings of :func:`six_models` when ``six`` is not given.
+        The settings of ``fig3_fields_six_models`` when ``six`` is not given.
     six : SixModels, optional
         The runs, when already computed (the chapter passes ``fig3_fields_six_models().data``).
 
@@ -186,7 +163,8 @@ def ipr_six_models(scale: str = "chapter", six: SixModels | None = None) -> Buil
     Built
         The figure and the :class:`SixModels` drawn.
     """
-    six = six_models(scale) if six is None else six
+    if six is None:
+        six = ex.simulation.six_models(book.key("simulation", "evo"), EVO_MODELS, EVO_GROUPS, **_evo(scale))
     if not isinstance(six, SixModels):
         raise TypeError(f"six must be a SixModels, got {type(six).__name__}")
     fig = new_figure((plotting.COLUMN_WIDTH, 5.6), layout="constrained")
@@ -211,8 +189,7 @@ def fig5_ipr_vs_kurtosis(scale: str = "chapter") -> Built:
     Built
         The figure and the ``experiments.Fig5Result`` (its ``settings`` are the settings used).
     """
-    settings = ex.PAPER_FIG5 if check_scale(scale) == "paper" else FIG5
-    result = ex.fig5(book.key("simulation", "fig5"), settings)
+    result = ex.fig5(book.key("simulation", "fig5"), _fig5(scale))
     fig = new_figure((plotting.COLUMN_WIDTH, 4.6), layout="constrained")
     sweeps.draw_ipr_vs_kurtosis(fig.subplots(), result, linthresh=LINTHRESH)
     return Built(fig, result)
@@ -226,7 +203,7 @@ def fig5_settling(scale: str = "chapter", result: Fig5Result | None = None) -> B
     diverging map from dark blue (-2) through mid grey (0) to dark red (+2, larger values clipped),
     every colour of it visible on the white page. Each curve's settling time is the first checkpoint
     after which it stays within :data:`SETTLE_TOL` times its final value of that value
-    (``metrics.settling_step``).
+    (``experiments.simulation.settling_times``).
 
     Parameters
     ----------
@@ -244,19 +221,14 @@ def fig5_settling(scale: str = "chapter", result: Fig5Result | None = None) -> B
     from matplotlib.colors import TwoSlopeNorm
 
     if result is None:
-        settings = ex.PAPER_FIG5 if check_scale(scale) == "paper" else FIG5
-        result = ex.fig5(book.key("simulation", "fig5"), settings)
-    if not isinstance(result, Fig5Result):
-        raise TypeError(f"result must be a Fig5Result, got {type(result).__name__}")
+        result = ex.fig5(book.key("simulation", "fig5"), _fig5(scale))
+    settle = ex.simulation.settling_times(result, SETTLE_TOL, labels=("NLGP($g$)", "Kur($k$)"))
     fig = new_figure((plotting.COLUMN_WIDTH, 6.8), layout="constrained")
     axes = fig.subplots(2, 1, sharex=True, sharey=True)
     kurt_colors = mpl.cm.ScalarMappable(norm=TwoSlopeNorm(0.0, -2.0, 2.0), cmap=KURTOSIS_CMAP)
-    settle = {}
     for ax, sweep, family in [(axes[0], result.nlgp, "NLGP($g$)"), (axes[1], result.kur, "Kur($k$)")]:
-        for p, e, path in zip(sweep.params, sweep.excess_kurtosis, sweep.ipr, strict=True):
-            m = path.mean(axis=0)
-            settle[(family, float(p))] = sweep.times[metrics.settling_step(m, SETTLE_TOL * abs(m[-1]))]
-            ax.plot(sweep.times, m, color=kurt_colors.to_rgba(min(e, 2.0)), lw=1.5)
+        for e, path in zip(sweep.excess_kurtosis, sweep.ipr, strict=True):
+            ax.plot(sweep.times, path.mean(axis=0), color=kurt_colors.to_rgba(min(e, 2.0)), lw=1.5)
         ax.set_title(f"{family}: mean IPR during training")
         ax.set_ylabel("IPR")
     axes[1].set_xlabel("time $t$ = steps × learning rate")
@@ -413,25 +385,6 @@ def large_n_time(scale: str = "chapter") -> Built:
     return Built(fig, summary)
 
 
-class DataInit(NamedTuple):
-    """The recorded data x initialisation grid and its variance splits.
-
-    Attributes
-    ----------
-    record : dict
-        The JSON record (``ipr``, ``peak`` (P, D, J), ``ks``, ``excess_kurtosis``, settings).
-    ipr, peak : list of experiments.TwoWay
-        Per k: the split of the final IPR, and of the peak site as a point on the circle.
-    agreement : list of dict
-        Per k: ``experiments.peak_agreement_by_pair`` (within 1 site).
-    """
-
-    record: dict
-    ipr: list
-    peak: list
-    agreement: list
-
-
 @register("data_init_variance", "simulation")
 def data_init_variance(scale: str = "chapter") -> Built:
     """Build the split of the final IPR's and the peak position's variance into data and initialisation.
@@ -448,17 +401,13 @@ def data_init_variance(scale: str = "chapter") -> Built:
     Returns
     -------
     Built
-        The figure and a :class:`DataInit`.
+        The figure and an ``experiments.data_init.DataInit`` (``data_init_summary`` of the record).
     """
     import numpy as np
 
     check_scale(scale)
-    record = read_record(DATA_INIT_RECORD_PATH)
-    n = int(record["settings"]["n"])
-    sim = ex.data_init
-    ipr = [sim.two_way_variance(np.asarray(t)) for t in record["ipr"]]
-    peak = [sim.two_way_variance(np.exp(2j * np.pi * np.asarray(t) / n)) for t in record["peak"]]
-    agree = [sim.peak_agreement_by_pair(np.asarray(t), n) for t in record["peak"]]
+    summary = ex.data_init.data_init_summary(read_record(DATA_INIT_RECORD_PATH))
+    record, ipr, peak = summary.record, summary.ipr, summary.peak
     fig = new_figure((plotting.COLUMN_WIDTH, 4.6), layout="constrained")
     axes = fig.subplots(2, 1, sharex=True)
     labels = [f"Kur({k:g})\nexc. kurt. {e:+.2f}" for k, e in zip(record["ks"], record["excess_kurtosis"], strict=True)]
@@ -475,7 +424,7 @@ def data_init_variance(scale: str = "chapter") -> Built:
         ax.set_ylim(0, 1)
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=3, fontsize="small")
     axes[1].set_xticks(x, labels)
-    return Built(fig, DataInit(record=record, ipr=ipr, peak=peak, agreement=agree))
+    return Built(fig, summary)
 
 
 def as_recorded(settings: Any) -> Any:
