@@ -5,28 +5,29 @@ import math
 import numpy as np
 import pytest
 
+from localization import field_analysis
 from localization.experiments import data_init as di
 from localization.experiments import large_n as ln
 
 
 def test_sites_holding_closed_forms():
-    assert ln.sites_holding(np.eye(7)[3]) == 1
-    assert ln.sites_holding(np.ones(10), 0.9) == 9
-    assert ln.sites_holding(np.ones(10), 0.95) == 10
-    assert ln.sites_holding(np.ones(10), 1.0) == 10
+    assert field_analysis.sites_holding(np.eye(7)[3]) == 1
+    assert field_analysis.sites_holding(np.ones(10), 0.9) == 9
+    assert field_analysis.sites_holding(np.ones(10), 0.95) == 10
+    assert field_analysis.sites_holding(np.ones(10), 1.0) == 10
     # two equal sites and a small tail: 90 % needs both big sites only if they hold >= 90 %
     w = np.array([3.0, 3.0, 1.0, 0.0])
-    assert ln.sites_holding(w, 0.9) == 2 and ln.sites_holding(w, 0.95) == 3
+    assert field_analysis.sites_holding(w, 0.9) == 2 and field_analysis.sites_holding(w, 0.95) == 3
     # batched, sign- and scale-invariant
     W = np.stack([np.eye(5)[0], -2 * np.ones(5)])
-    np.testing.assert_array_equal(ln.sites_holding(W, 0.5), [1, 3])
+    np.testing.assert_array_equal(field_analysis.sites_holding(W, 0.5), [1, 3])
 
 
 def test_sites_holding_validates():
     with pytest.raises(ValueError, match="fraction"):
-        ln.sites_holding(np.ones(3), 0.0)
+        field_analysis.sites_holding(np.ones(3), 0.0)
     with pytest.raises(ValueError, match="all zero"):
-        ln.sites_holding(np.zeros(3))
+        field_analysis.sites_holding(np.zeros(3))
 
 
 def test_transition_point_linear():

@@ -5,7 +5,8 @@ r"""Beyond the paper: the transition of Fig. 5 at several input sizes N (simulat
 * :func:`large_n_size`, :func:`large_n_sweep` — vmapped :func:`~localization.experiments.simulation.ipr_sweep`
   calls per family and size, written to a JSON record (``book/data/large_n*.json``) by
   ``python -m localization.experiments.runs large_n|large_n_long|large_n_batch PATH``.
-* :func:`sites_holding` (a width: sites holding a fraction of :math:`\|w\|^2`),
+* the field's width in sites holding 90 % of :math:`\|w\|^2`
+  (:func:`localization.field_analysis.sites_holding`),
   :func:`transition_point` (where a mean IPR curve crosses a level), :func:`large_n_summary`.
 """
 
@@ -21,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike, DTypeLike
 
-from localization import data, metrics, records
+from localization import data, field_analysis, metrics, records
 from localization import validation as v
 from localization.experiments.simulation import check_family_values, check_xi, ipr_sweep
 from localization.sgd import OnlineSettings
@@ -31,7 +32,6 @@ __all__ = [
     "LARGE_N",
     "LARGE_N_LONG",
     "LARGE_N_BATCH",
-    "sites_holding",
     "large_n_size",
     "large_n_sweep",
     "transition_point",
@@ -129,38 +129,6 @@ LARGE_N_LONG = LargeNSettings(
 LARGE_N_BATCH = LARGE_N_LONG.replace(batch=5000, min_steps=6000, max_steps=6000, checkpoints=13)
 
 
-def sites_holding(w: ArrayLike, fraction: float = 0.9) -> np.ndarray:
-    r"""Smallest number of sites holding ``fraction`` of :math:`\|w\|^2` (a width of the field).
-
-    Sort :math:`w_i^2` in decreasing order; return the least :math:`m` with
-    :math:`\sum_{i\le m} w_{(i)}^2 \ge \text{fraction}\,\|w\|^2`. A one-hot field gives 1, a constant
-    field :math:`\lceil \text{fraction}\cdot N\rceil`.
-
-    Parameters
-    ----------
-    w : ArrayLike
-        ``(..., N)`` weights, not all zero along the last axis.
-    fraction : float
-        In (0, 1].
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(...)`` integers in ``[1, N]``.
-    """
-    w = np.asarray(v.float_array("w", w, ndim_min=1), dtype=np.float64)
-    fraction = v.real_scalar("fraction", fraction)
-    if not 0 < fraction <= 1:
-        raise ValueError(f"fraction must be in (0, 1], got {fraction}")
-    p = np.sort(w**2, axis=-1)[..., ::-1]
-    total = p.sum(axis=-1, keepdims=True)
-    if np.any(total <= 0):
-        raise ValueError("w must not be all zero along its last axis")
-    cum = np.cumsum(p, axis=-1) / total
-    # tolerance for rounding at fraction = 1
-    return (cum < fraction * (1 - 1e-12)).sum(axis=-1) + 1
-
-
 def _field_record(sweep) -> dict:
     w = sweep.weights
     return dict(
@@ -168,7 +136,7 @@ def _field_record(sweep) -> dict:
         excess_kurtosis=sweep.excess_kurtosis.tolist(),
         ipr_path=sweep.ipr.tolist(),
         final_ipr=sweep.final_ipr.tolist(),
-        sites90=sites_holding(w, 0.9).tolist(),
+        sites90=field_analysis.sites_holding(w, 0.9).tolist(),
     )
 
 
@@ -195,7 +163,7 @@ def large_n_size(key: jax.Array, n: int, settings: LargeNSettings = LARGE_N, *, 
     dict
         ``n``, ``steps``, ``times`` (C,), ``seconds``, and per group (``NLGP``, ``Kur``,
         ``width_<scale>``): ``params``, ``excess_kurtosis``, ``ipr_path`` (P, I, C), ``final_ipr`` (P, I),
-        ``sites90`` (P, I) (:func:`sites_holding` at 0.9).
+        ``sites90`` (P, I) (:func:`localization.field_analysis.sites_holding` at 0.9).
     """
     import time
 

@@ -7,7 +7,8 @@ the input size as everywhere in the library: an int (a ring of N sites) or a gri
 
 * Localized: :func:`is_localized` (**the book's one definition**: more than :data:`LOCALIZED_SHARE` = 0.8
   of :math:`\|w\|^2` in one window holding a quarter of the sites), :func:`localization_share` (that share),
-  :func:`bump_width` (the bump's width, a separate measure), :func:`localization_window`.
+  :func:`bump_width` (the bump's width, a separate measure), :func:`sites_holding` (the sites holding
+  a share of ‖w‖², another width), :func:`localization_window`.
 * Peaks: :func:`peak_position` (flat index of the largest :math:`|w_i|`), :func:`peak_sites` (its grid
   coordinates and the sign of w there), :func:`peak_agreement` (paper §4.2's "peaks match").
 * Frequencies: :func:`frequency_power` (share of :math:`\|w\|^2` per real Fourier wave),
@@ -69,6 +70,7 @@ from localization.field_analysis.localized import (
     is_localized,
     localization_share,
     localization_window,
+    sites_holding,
 )
 from localization.field_analysis.space import (
     Pairing,
@@ -95,6 +97,7 @@ __all__ = [
     "localization_share",
     "is_localized",
     "bump_width",
+    "sites_holding",
     "peak_position",
     "peak_sites",
     "PeakAgreement",

@@ -40,6 +40,7 @@ __all__ = [
     "localization_share",
     "is_localized",
     "bump_width",
+    "sites_holding",
 ]
 
 #: A field is localized when one window of :func:`localization_window` sites holds more than this share of ‖w‖².
@@ -140,3 +141,35 @@ def bump_width(w: ArrayLike, n: Shape = None, *, mass: float = LOCALIZED_SHARE) 
         if found.all():
             break
     return width
+
+
+def sites_holding(w: ArrayLike, fraction: float = 0.9) -> np.ndarray:
+    r"""Smallest number of sites holding ``fraction`` of :math:`\|w\|^2` (a width of the field).
+
+    Sort :math:`w_i^2` in decreasing order; return the least :math:`m` with
+    :math:`\sum_{i\le m} w_{(i)}^2 \ge \text{fraction}\,\|w\|^2`. A one-hot field gives 1, a constant
+    field :math:`\lceil \text{fraction}\cdot N\rceil`.
+
+    Parameters
+    ----------
+    w : ArrayLike
+        ``(..., N)`` weights, not all zero along the last axis.
+    fraction : float
+        In (0, 1].
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(...)`` integers in ``[1, N]``.
+    """
+    w = np.asarray(v.float_array("w", w, ndim_min=1), dtype=np.float64)
+    fraction = v.real_scalar("fraction", fraction)
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction}")
+    p = np.sort(w**2, axis=-1)[..., ::-1]
+    total = p.sum(axis=-1, keepdims=True)
+    if np.any(total <= 0):
+        raise ValueError("w must not be all zero along its last axis")
+    cum = np.cumsum(p, axis=-1) / total
+    # tolerance for rounding at fraction = 1
+    return (cum < fraction * (1 - 1e-12)).sum(axis=-1) + 1
