@@ -397,7 +397,7 @@ def near_zero_record(
     resume : bool
         Keep the seeds already in ``path``.
     name : str
-        The subcommand of ``python -m localization.experiments.simulation`` quoted in the record.
+        The subcommand of ``python -m localization.experiments.runs`` quoted in the record.
 
     Returns
     -------
@@ -442,7 +442,7 @@ def batch_scan_record(
     return _write_record("near_zero_batch", settings, batch_scan_seed, path, settings.seeds, resume, description)
 
 
-#: The records of this module by the name of their ``python -m localization.experiments.simulation`` subcommand.
+#: The records of this module by the name of their ``python -m localization.experiments.runs`` subcommand.
 RECORDS = ("near_zero", "near_zero_positive", "near_zero_batch")
 
 
