@@ -2,7 +2,7 @@
 
 The chapter checks the paper's statements and its own findings; what is an identity of the library
 (the trainer's step, the invariances of ``metrics.ipr``) or plumbing of its figure modules
-(``figures.simulation``, ``figures.near_zero``) is tested here.
+(``figures.simulation``) and of the summaries it reads (``experiments.near_zero_summary``) is tested here.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 import localization
 from localization import data, metrics, models, train
 from localization import experiments as ex
-from localization.figures import near_zero as fnz
+from localization.experiments import near_zero_summary as nzs
 from localization.figures import simulation as fsim
 
 N = 40
@@ -106,12 +106,12 @@ class _Point(NamedTuple):
 def test_localized_median():
     width = np.array([[[5.0, 3.0], [9.0, 7.0], [1.0, 11.0]]])  # (S=1, I=3, C=2)
     p = _Point(width, width / 100, width / 10, np.array([[True, False, True]]))
-    assert fnz.localized_median(p, "width") == 7.0  # median of 3 and 11
-    assert np.isnan(fnz.localized_median(p._replace(localized=np.zeros((1, 3), bool)), "width"))
+    assert nzs.localized_median(p, "width") == 7.0  # median of 3 and 11
+    assert np.isnan(nzs.localized_median(p._replace(localized=np.zeros((1, 3), bool)), "width"))
     with pytest.raises(ValueError, match="what"):
-        fnz.localized_median(p, "height")
+        nzs.localized_median(p, "height")
 
 
 def test_near_zero_findings_validates():
-    with pytest.raises(TypeError, match="NearZeroFigure"):
-        fnz.near_zero_findings({"record": {}})
+    with pytest.raises(TypeError, match="NearZeroEvidence"):
+        nzs.near_zero_findings({"record": {}})

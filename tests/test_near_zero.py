@@ -74,6 +74,35 @@ def test_flow_bumps_and_validation():
         bf.constant_growth(None)
 
 
+def test_flow_curve_matches_flow_bumps_and_validates():
+    curve = bf.flow_curve("Kur", [50.0, 60.0], xi=XI, n=N)
+    again = bf.flow_bumps("Kur", [50.0, 60.0], xi=XI, n=N)
+    assert curve.family == "Kur" and curve.xi == XI and curve.params.tolist() == [50.0, 60.0]
+    assert [b.width for b in again] == curve.width.tolist() and [b.share for b in again] == curve.share.tolist()
+    assert curve.constant_growth.tolist() == [b.constant_growth for b in again]
+    exk = [data.family_task("Kur", k, xi=XI).marginals[1].excess_kurtosis for k in (50.0, 60.0)]
+    assert curve.excess_kurtosis.tolist() == exk
+    with pytest.raises(ValueError, match="params"):
+        bf.flow_curve("Kur", [], xi=XI)
+    assert set(bf.FLOW_GRID) == set(bf.FLOW_GRID_WIDE) == {"NLGP", "Kur"}
+
+
+def test_end_spread_and_evidence_validation():
+    share = np.array([[[0.9, 0.5], [0.9, 0.7], [0.9, 0.9]]])  # (S=1, I=3, C=2)
+    width = np.array([[[4, 2], [4, 6], [4, 10]]])
+    p = nzs.NearZeroPoint("Kur", 6.0, 0.1, np.array([0.0, 1.0]), share, width, share, share[..., -1] > 0.8, 1 / 3, None)
+    sp = nzs.end_spread([p, p])
+    assert sp.excess_kurtosis.tolist() == [0.1, 0.1] and sp.share.tolist() == [0.7, 0.7] and sp.width[0] == 6
+    lo, hi = np.percentile([2, 6, 10], [10, 90])
+    np.testing.assert_allclose(sp.width_err[:, 0], [6 - lo, hi - 6])
+    with pytest.raises(ValueError, match="points"):
+        nzs.end_spread([])
+    with pytest.raises(ValueError, match="record"):
+        nzs.near_zero_evidence({"seeds": []}, {}, {})
+    with pytest.raises(ValueError, match="flow_grid"):
+        nzs.near_zero_evidence({"seeds": [{}]}, {}, {}, flow_grid={"NLGP": ()})
+
+
 def test_field_paths_closed_forms():
     onehot, const = np.eye(N)[5], np.ones(N)
     path = np.stack([np.stack([const, onehot]), np.stack([onehot, -2 * const])])  # (2 runs, 2 checkpoints, N)

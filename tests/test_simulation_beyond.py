@@ -100,6 +100,11 @@ def test_large_n_summary_synthetic():
     # strongest gain reaches 0.5 between t = 0 (0.1) and t = 1 (0.6): at 0.8
     assert z.t_loc == pytest.approx(0.8)
     assert z.width_ipr[3.0] == pytest.approx(3.0) and z.width_sites[3.0] == 3.0
+    # the curve large_n_time draws: the strongest gain's IPR path averaged over initialisations
+    (curve,) = ln.strongest_gain_ipr(rec)
+    np.testing.assert_allclose(curve, [0.1, 0.6, 0.9])
+    with pytest.raises(ValueError, match="record"):
+        ln.strongest_gain_ipr({"sizes": []})
 
 
 def test_two_way_p_values():

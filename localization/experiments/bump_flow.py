@@ -8,9 +8,12 @@ Jacobian there, not by how still a run looks. The SGD side is :mod:`localization
 * :func:`flow_bump` — the fixed point the flow reaches from a small bump (centred on a site, and
   between two sites), its localization share, width and IPR, and the eigenvalues of the Jacobian
   there, with the mode that shifts the bump along the ring singled out; :func:`flow_bumps` runs it
-  over a family's parameters;
+  over a family's parameters, :func:`flow_curve` with the excess kurtosis of each (a :class:`FlowCurve`);
 * :func:`constant_growth` — the largest eigenvalue at the flow's constant fixed point: where it turns
   positive the constant is unstable and the bump is born.
+
+Settings (module constants, which the chapter's figure uses): :data:`FLOW_GRID` and
+:data:`FLOW_GRID_WIDE` (the family parameters at which the flow's fixed point is computed).
 
 Deterministic, float64 (call ``localization.enable_float64()`` first).
 """
@@ -28,7 +31,28 @@ from localization import validation as v
 from localization.field_analysis import LOCALIZED_SHARE, bump_width, localization_share
 from localization.theory.amplifier import pad_quadrature
 
-__all__ = ["FlowBump", "flow_bump", "constant_growth", "flow_bumps"]
+__all__ = [
+    "FLOW_GRID",
+    "FLOW_GRID_WIDE",
+    "FlowBump",
+    "flow_bump",
+    "constant_growth",
+    "flow_bumps",
+    "FlowCurve",
+    "flow_curve",
+]
+
+_G = dict(zip(("0.1", "0.167", "0.278", "0.464"), (float(g) for g in np.logspace(-1.0, 1.0, 10)[:4]), strict=True))
+#: Family parameters of the flow's fixed points at the paper's ξ = (0.3, 0.7): the record's values and more.
+FLOW_GRID = {
+    "NLGP": (_G["0.1"], 0.12, 0.14, _G["0.167"], 0.19, 0.22, 0.25, _G["0.278"], 0.36, _G["0.464"]),
+    "Kur": (5.6, 5.8, 5.85, 5.9, 6.0, 6.1, 6.3, 6.6, 7.0, 7.7),
+}
+#: ... and at twice those length-scales, ξ = (0.6, 1.4) (``near_zero.NEAR_ZERO.wide_xi``).
+FLOW_GRID_WIDE = {
+    "NLGP": (_G["0.167"], 0.19, 0.22, 0.25, _G["0.278"], 0.36, _G["0.464"]),
+    "Kur": (5.75, 5.8, 5.85, 5.9, 6.1, 6.6, 7.7),
+}
 
 
 # -------------------------------------------------------------------------------------------------
@@ -213,6 +237,16 @@ def constant_growth(task: data.LengthscaleTask, n: int = 40) -> float:
     return _constant_growth(*_setup(task, n))
 
 
+def _family_tasks(family: str, params: Sequence[float], xi) -> list:
+    """``data.family_task(family, p, xi=xi)`` at every parameter (validated, non-empty)."""
+    if family not in data.FAMILIES:
+        raise ValueError(f"family must be one of {sorted(data.FAMILIES)}, got {family!r}")
+    params = [v.real_scalar(f"params[{i}]", p) for i, p in enumerate(params)]
+    if not params:
+        raise ValueError("params must be non-empty")
+    return [data.family_task(family, p, xi=tuple(xi)) for p in params]
+
+
 def flow_bumps(family: str, params: Sequence[float], *, xi: tuple[float, float], n: int = 40, **kwargs: Any):
     """Return :func:`flow_bump` for ``data.family_task(family, p, xi=xi)`` at every parameter.
 
@@ -234,9 +268,64 @@ def flow_bumps(family: str, params: Sequence[float], *, xi: tuple[float, float],
     list of FlowBump
         One per parameter, in order.
     """
-    if family not in data.FAMILIES:
-        raise ValueError(f"family must be one of {sorted(data.FAMILIES)}, got {family!r}")
-    params = [v.real_scalar(f"params[{i}]", p) for i, p in enumerate(params)]
-    if not params:
-        raise ValueError("params must be non-empty")
-    return [flow_bump(data.family_task(family, p, xi=tuple(xi)), n, **kwargs) for p in params]
+    return [flow_bump(t, n, **kwargs) for t in _family_tasks(family, params, xi)]
+
+
+class FlowCurve(NamedTuple):
+    """The effective flow's fixed points along one family at one pair of length-scales (:func:`flow_curve`).
+
+    Attributes
+    ----------
+    family : str; xi : (ξ₀, ξ₁); params, excess_kurtosis : (P,).
+    bumps : list of :class:`FlowBump` (P), in the order of ``params``.
+    constant_growth : (P,) :func:`constant_growth` (the constant field's largest eigenvalue).
+    """
+
+    family: str
+    xi: tuple
+    params: np.ndarray
+    excess_kurtosis: np.ndarray
+    bumps: list
+    constant_growth: np.ndarray
+
+    @property
+    def share(self) -> np.ndarray:
+        """(P,) localization share of each fixed point."""
+        return np.array([b.share for b in self.bumps])
+
+    @property
+    def width(self) -> np.ndarray:
+        """(P,) bump width (sites) of each fixed point."""
+        return np.array([b.width for b in self.bumps])
+
+
+def flow_curve(family: str, params: Sequence[float], *, xi: tuple[float, float], n: int = 40) -> FlowCurve:
+    """Return the :class:`FlowCurve` of a family: :func:`flow_bump` and the exact excess kurtosis at every parameter.
+
+    Deterministic (float64: call ``localization.enable_float64()`` first).
+
+    Parameters
+    ----------
+    family : str
+        A family of ``data.FAMILIES`` with a closed-form marginal ("NLGP", "Kur").
+    params : sequence of float
+        The family parameters (non-empty), e.g. ``FLOW_GRID[family]``.
+    xi : (float, float)
+        The two length-scales.
+    n : int
+        Ring size.
+
+    Returns
+    -------
+    FlowCurve
+    """
+    tasks = _family_tasks(family, params, xi)
+    bumps = [flow_bump(t, n) for t in tasks]
+    return FlowCurve(
+        family=family,
+        xi=tuple(xi),
+        params=np.asarray(params, dtype=np.float64),
+        excess_kurtosis=np.array([t.marginals[1].excess_kurtosis for t in tasks]),
+        bumps=bumps,
+        constant_growth=np.array([b.constant_growth for b in bumps]),
+    )

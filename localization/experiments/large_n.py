@@ -7,7 +7,8 @@ r"""Beyond the paper: the transition of Fig. 5 at several input sizes N (simulat
   ``python -m localization.experiments.runs large_n|large_n_long|large_n_batch PATH``.
 * the field's width in sites holding 90 % of :math:`\|w\|^2`
   (:func:`localization.field_analysis.sites_holding`),
-  :func:`transition_point` (where a mean IPR curve crosses a level), :func:`large_n_summary`.
+  :func:`transition_point` (where a mean IPR curve crosses a level), :func:`large_n_summary`,
+  :func:`strongest_gain_ipr` (the mean IPR during training of the strongest NLGP gain at every N).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ __all__ = [
     "transition_point",
     "LargeNSize",
     "large_n_summary",
+    "strongest_gain_ipr",
 ]
 
 
@@ -296,6 +298,33 @@ def transition_point(excess_kurtosis: ArrayLike, mean_ipr: ArrayLike, level: flo
     return float(metrics.first_crossing(x[order], y[order], level, direction="either"))
 
 
+def _strongest_gain_curve(size: Mapping[str, Any]) -> np.ndarray:
+    """(C,) mean over initialisations of the IPR path of the strongest NLGP gain of one size of a record."""
+    strongest = int(np.argmax(size["NLGP"]["params"]))
+    return np.asarray(size["NLGP"]["ipr_path"], dtype=np.float64)[strongest].mean(axis=0)
+
+
+def strongest_gain_ipr(record: Mapping[str, Any]) -> list[np.ndarray]:
+    """Return the mean IPR during training of the strongest NLGP gain, one curve per size of a record.
+
+    Parameters
+    ----------
+    record : Mapping
+        A :func:`large_n_sweep` record (JSON dict) with ``sizes``, each holding ``NLGP`` ``params``
+        and ``ipr_path`` (P, I, C): P gains, I initialisations, C checkpoints.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        One (C,) float64 curve per size, in the record's order: the IPR path at the largest gain,
+        averaged over the initialisations (at the times of ``large_n_summary``'s ``times``).
+    """
+    sizes = record.get("sizes") if isinstance(record, Mapping) else None
+    if not sizes:
+        raise ValueError("record must be a large_n_sweep record with at least one size")
+    return [_strongest_gain_curve(sz) for sz in sizes]
+
+
 class LargeNSize(NamedTuple):
     """What the large-N record says at one input size (:func:`large_n_summary`).
 
@@ -348,9 +377,7 @@ def large_n_summary(record: Mapping[str, Any], level: float = 0.5) -> list[Large
             exk[fam] = np.asarray(sz[fam]["excess_kurtosis"], dtype=np.float64)
             mean[fam], std[fam] = f.mean(axis=1), f.std(axis=1)
             crossing[fam] = transition_point(exk[fam], mean[fam], level)
-        strongest = int(np.argmax(sz["NLGP"]["params"]))
-        curve = np.asarray(sz["NLGP"]["ipr_path"], dtype=np.float64)[strongest].mean(axis=0)
-        t_loc = float(metrics.first_crossing(times, curve, level))
+        t_loc = float(metrics.first_crossing(times, _strongest_gain_curve(sz), level))
         w_ipr, w_sites, w_final = {}, {}, {}
         for name in sz:
             if name.startswith("width_"):

@@ -355,7 +355,7 @@ def large_n_time(scale: str = "chapter") -> Built:
     """Build the mean IPR during training of the most localizing NLGP gain at every recorded N.
 
     Left: NLGP(g = 10), ξ = (0.3, 0.7), against time; right: the same against time / N. Read from
-    :data:`LARGE_N_RECORD_PATH`.
+    :data:`LARGE_N_RECORD_PATH`; the curves are ``experiments.large_n.strongest_gain_ipr`` of it.
 
     Parameters
     ----------
@@ -370,19 +370,22 @@ def large_n_time(scale: str = "chapter") -> Built:
     check_scale(scale)
     record = read_record(LARGE_N_RECORD_PATH)
     summary = ex.large_n.large_n_summary(record)
-    colors = _size_colors([z.n for z in summary])
+    curves = ex.large_n.strongest_gain_ipr(record)
     fig = new_figure((plotting.COLUMN_WIDTH, 3.0), layout="constrained")
-    axes = fig.subplots(1, 2, sharey=True)
-    for sz, z in zip(record["sizes"], summary, strict=True):
-        g = int(max(range(len(sz["NLGP"]["params"])), key=lambda i: sz["NLGP"]["params"][i]))
-        curve = [sum(col) / len(col) for col in zip(*sz["NLGP"]["ipr_path"][g], strict=True)]
+    _draw_large_n_time(fig.subplots(1, 2, sharey=True), summary, curves)
+    return Built(fig, summary)
+
+
+def _draw_large_n_time(axes, summary: list, curves: list) -> None:
+    """Draw each size's mean IPR curve against t (``axes[0]``) and t / N (``axes[1]``)."""
+    colors = _size_colors([z.n for z in summary])
+    for z, curve in zip(summary, curves, strict=True):
         axes[0].plot(z.times, curve, "o-", ms=3, color=colors[z.n], label=f"N = {z.n}")
         axes[1].plot(z.times / z.n, curve, "o-", ms=3, color=colors[z.n])
     axes[0].set_xlabel("time $t$")
     axes[1].set_xlabel("$t / N$")
     axes[0].set_ylabel("mean IPR, NLGP($g$ = 10)")
     axes[0].legend(fontsize="small")
-    return Built(fig, summary)
 
 
 @register("data_init_variance", "simulation")
