@@ -9,6 +9,11 @@ documenters are replaced by ones that write a path under the repository relative
 other path as ``<path>``. A value whose text runs past :data:`LONGEST_VALUE` characters (the figure
 registry, a table of settings) is left out of the header: one unbreakable line of several thousand
 characters is no use to a reader, and the constant's own description says what it holds.
+
+A constant's description is prose (a ``#:`` comment), never napoleon's "type: text" form: napoleon
+would cut a description at its first colon and show the head as the constant's type ("Type: The NLGP
+gain of the task (excess kurtosis below 1e-3" above "the Gaussian task)."). The description as written
+is kept (:func:`keep_prose`).
 """
 
 from pathlib import Path, PurePath
@@ -54,9 +59,28 @@ class PathAttributeDocumenter(_SymbolicPathValue, AttributeDocumenter):
     """Class attributes, with paths written relative to the repository."""
 
 
+#: The kinds of object whose docstring napoleon reads as "type: description".
+_PROSE_KINDS = ("data", "attribute")
+
+
+def _remember(app, what, name, obj, options, lines) -> None:
+    """Before napoleon: keep a constant's description as written."""
+    if what in _PROSE_KINDS:
+        app.env.temp_data.setdefault("api_values_prose", {})[name] = list(lines)
+
+
+def keep_prose(app, what, name, obj, options, lines) -> None:
+    """After napoleon: where it read a constant's description as a type, put the description back."""
+    written = app.env.temp_data.get("api_values_prose", {}).pop(name, None)
+    if what in _PROSE_KINDS and written is not None and any(line.lstrip().startswith(":type:") for line in lines):
+        lines[:] = written
+
+
 def setup(app):
     """Register the extension with Sphinx: replace autodoc's data and attribute documenters."""
     app.setup_extension("sphinx.ext.autodoc")
     app.add_autodocumenter(PathDataDocumenter, override=True)
     app.add_autodocumenter(PathAttributeDocumenter, override=True)
+    app.connect("autodoc-process-docstring", _remember, priority=400)  # napoleon's: 500
+    app.connect("autodoc-process-docstring", keep_prose, priority=600)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -108,3 +108,7 @@ def test_api_pages_build_without_warnings_or_machine_paths(tmp_path):
             if marker in text:
                 leaks.append(f"{out.name}: {marker}")
     assert not leaks, f"machine paths in the API reference: {leaks}"
+    # a constant's description is prose: napoleon must not cut it at its first colon into a "type"
+    experiments = " ".join((tmp_path / "_build" / "experiments.txt").read_text().split())
+    assert "(excess kurtosis below 1e-3: the Gaussian task)" in experiments
+    assert "Type: The NLGP gain" not in experiments

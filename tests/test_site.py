@@ -590,6 +590,9 @@ MEASURE_WHOLE_FIGURES = """(() => {
     return {src: (img.getAttribute('src') || '').split('/').pop().slice(0, 16),
             explorer: !!img.closest('.loc-explorer'), figure: (img.closest('figure') || {}).id || '',
             left: r.left - column.left, right: column.right - r.right, clipped, viewer,
+            // drawn shape against the picture's own (an inline height kept while the width shrinks)
+            aspect: r.height > 0 && img.naturalHeight > 0
+              ? (r.width / r.height) / (img.naturalWidth / img.naturalHeight) : 1,
             declared: parseFloat(img.getAttribute('width'))
                       || (/px$/.test(img.style.width) ? parseFloat(img.style.width) : 0) || img.naturalWidth,
             closed: !document.querySelector('.loc-viewer')};
@@ -600,7 +603,7 @@ MEASURE_WHOLE_FIGURES = """(() => {
 @pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_on_a_phone_every_figure_is_seen_whole(browser, page):
     """At 400 px every figure and explorer picture is inside the column, whole (no frame that scrolls
-    it sideways)."""
+    it sideways), and drawn in its own proportions (not squeezed to the column's width at full height)."""
     browser.open(page, 400)
     browser.evaluate("window.__noclick = true")  # the viewer: test_a_tapped_figure_opens_at_full_size
     wrong = []
@@ -608,6 +611,8 @@ def test_on_a_phone_every_figure_is_seen_whole(browser, page):
         where = _name(f)
         if f["left"] < -1 or f["right"] < -1 or f["clipped"]:
             wrong.append(f"{where}: not seen whole ({f['left']:.0f} px left, {f['right']:.0f} px right)")
+        if abs(f["aspect"] - 1) > 0.02:
+            wrong.append(f"{where}: drawn at {f['aspect']:.2f} times its own width-to-height ratio")
         if f["viewer"] is not None and abs(f["viewer"] - f["declared"]) > 1:
             wrong.append(f"{where}: the viewer shows {f['viewer']:.0f} px of a {f['declared']:.0f} px figure")
         if not f["closed"]:

@@ -70,7 +70,6 @@ from localization.experiments import (
     mechanism,
     near_zero,
     near_zero_summary,
-    runs,
     sigmoid,
     simulation,
     specialisation,
@@ -180,3 +179,16 @@ __all__ = [
     "ipr_sweep",
     "phase_diagram",
 ]
+
+
+def __getattr__(name: str):
+    """Import ``runs`` on first access (PEP 562).
+
+    ``runs`` is also a command (``python -m localization.experiments.runs``), which Python warns about
+    when the package has imported the module already.
+    """
+    if name == "runs":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.runs")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -546,7 +546,7 @@ def near_zero_findings(evidence: NearZeroEvidence, t_mid: float = 500.0) -> Near
         return int(pts[fp].localized.sum())
 
     nlgp_text = ", ".join(
-        f"{count(('NLGP', g))} at $g$ = {g:g} ({exk[('NLGP', g)]:+.2f})" for g in sorted(nlgp_g, reverse=True)
+        f"{count(('NLGP', g))} at NLGP({g:g}) ({exk[('NLGP', g)]:+.2f})" for g in sorted(nlgp_g, reverse=True)
     )
     kur_text = ", ".join(
         f"{count(('Kur', k))} at Kur({k:g}) ({exk[('Kur', k)]:+.2f})"

@@ -2,11 +2,15 @@
 
 Each writes one record under ``book/data/`` (the commands are listed with the records,
 :data:`localization.records.MANIFEST`): the large-N sweeps (:mod:`~localization.experiments.large_n`),
-the variance of the data initialisation (:mod:`~localization.experiments.data_init`) and the paper's
-Fig. 5 just below zero (:mod:`~localization.experiments.near_zero`). Kept apart from the experiments it
-runs, so that none of them imports another back.
+the final field's variance split into its data and initialisation parts
+(:mod:`~localization.experiments.data_init`) and the paper's Fig. 5 just below zero
+(:mod:`~localization.experiments.near_zero`). Kept apart from the experiments it runs, so that none of
+them imports another back. Usage::
 
     python -m localization.experiments.runs NAME PATH [--seed S] [--resume]
+
+with NAME one of ``large_n``, ``large_n_long``, ``large_n_batch``, ``data_init``, ``near_zero``,
+``near_zero_positive``, ``near_zero_batch``.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from localization.experiments import data_init, large_n, near_zero
 
 __all__ = ["RUNS", "main"]
 
-#: The large-N settings by record name (the other names are ``data_init`` and ``near_zero.RECORDS``).
+#: The large-N settings by record name (the command's other names: ``data_init`` and the keys of
+#: :data:`localization.experiments.near_zero.RECORDS`).
 RUNS = {"large_n": large_n.LARGE_N, "large_n_long": large_n.LARGE_N_LONG, "large_n_batch": large_n.LARGE_N_BATCH}
 
 
