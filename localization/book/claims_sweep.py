@@ -47,8 +47,7 @@ __all__ = [
     "carry_over",
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
-BOOK = ROOT / "book"
+ROOT, BOOK = notebooks.ROOT, notebooks.BOOK
 #: Development seeds of the committed record (see :data:`localization.book.claims.DEVELOPMENT_SEEDS`).
 DEFAULT_SEEDS = tuple(range(100, 110))
 

@@ -41,7 +41,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from localization.book.page import ACCURACY_METADATA_KEY, is_measured_output
+from localization.book.page import ACCURACY_METADATA_KEY, BOOK_DIR, is_measured_output
 
 __all__ = [
     "ROOT",
@@ -66,8 +66,9 @@ __all__ = [
     "main",
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
-BOOK = ROOT / "book"
+#: The chapters' directory (:data:`localization.book.page.BOOK_DIR`) and the repository holding it.
+BOOK = BOOK_DIR
+ROOT = BOOK.parent
 #: The book build's execution cache (jupyter-cache), which Jupyter Book reads.
 BUILD_CACHE = ROOT / "_build" / ".jupyter_cache"
 #: The nbval references: every chapter executed under seed 0 and stripped (:func:`strip`).
