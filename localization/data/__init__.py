@@ -16,6 +16,9 @@ One concept per module:
 ``data.elliptical``           elliptical laws: Student t, ellipse surface, radial law
 ``data.pulse``                the single binary pulse of notes 001
 ``data.clone``                the Gaussian clone of any model (same covariance, Gaussian marginals)
+``data.empirical``            real samples as a data model (empirical law, z-scored, sign-symmetrised)
+                              and the task "data against its Gaussian clone"
+``data.images``               grey rows and patches of scikit-learn's two bundled photographs
 ``data.task``                 the two-class length-scale task and the named families
 ``data.covariance_task``      two Gaussian classes with any given covariances (the exact Gaussian flow)
 ============================  =====================================================================
@@ -43,6 +46,8 @@ from localization.data import (
     copula,
     covariance_task,
     elliptical,
+    empirical,
+    images,
     ising,
     marginals,
     paper_samplers,
@@ -63,6 +68,7 @@ from localization.data.elliptical import (
     SphereMarginal,
     StudentT,
 )
+from localization.data.empirical import CloneTask, EmpiricalMarginal, EmpiricalModel
 from localization.data.ising import Ising, ising_correlation, metropolis_ising
 from localization.data.marginals import (
     GaussianMarginal,
@@ -97,6 +103,8 @@ __all__ = [
     "copula",
     "covariance_task",
     "elliptical",
+    "empirical",
+    "images",
     "ising",
     "paper_samplers",
     "marginals",
@@ -106,6 +114,9 @@ __all__ = [
     "task",
     # the protocol
     "DataModel",
+    "EmpiricalModel",
+    "EmpiricalMarginal",
+    "CloneTask",
     "CopulaModel",
     "EllipticalModel",
     # models
