@@ -24,7 +24,8 @@ imports them (``figures`` may):
   chapter ``flow_agreement`` (paper Fig. 3's runs, their final fields' IPR, peaks and modes, the peak
   count), ``flow_breakdown`` (paper Fig. 8, where the flow stops describing SGD) and
   ``kurtosis_threshold`` (Claim 3.2's sweeps over the kurtosis parameter);
-* ``mechanism`` — *The mechanism*: its tasks, flows from many starts, gains and Fourier Jacobian;
+* ``mechanism`` — *The mechanism*: its tasks, flows from many starts, gains and Fourier Jacobian; in the
+  same chapter ``onset_scaling`` (where the constant state loses stability as N grows: g*(N), κ(g*) ≈ C/N);
 * ``gaussian`` — *ReLU on Gaussian data*: SGD on Gaussian clones against the exact flow, the flow's
   Jacobian in Fourier modes, the modes a field settles on;
 * ``two_dimensions`` — *Receptive fields in two dimensions*: the committee's runs of Fig. 1;
@@ -70,6 +71,7 @@ from localization.experiments import (
     mechanism,
     near_zero,
     near_zero_summary,
+    onset_scaling,
     sigmoid,
     simulation,
     specialisation,
@@ -138,6 +140,7 @@ __all__ = [
     "mechanism",
     "near_zero",
     "near_zero_summary",
+    "onset_scaling",
     "runs",
     "sigmoid",
     "simulation",

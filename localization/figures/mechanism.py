@@ -6,17 +6,27 @@ and draws with the functions of :mod:`localization.figures.flows`:
 
 * :func:`mechanism_gain` — the effective gain :math:`G(a)=\varphi(a)/a` of the three tasks;
 * :func:`mechanism_flow` — weights and their local average along the flow, same start;
-* :func:`mechanism_ipr` — the IPR along the flow and the two parts of its rate.
+* :func:`mechanism_ipr` — the IPR along the flow and the two parts of its rate;
+* :func:`mechanism_onset_scaling` — the excess kurtosis at the onset of the constant state's
+  instability against N (:mod:`localization.experiments.onset_scaling`).
 """
 
 from __future__ import annotations
 
 from localization import book
 from localization.experiments import mechanism as em
+from localization.experiments import onset_scaling
 from localization.figures.flows import draw_flow_snapshots, draw_gain, draw_ipr_split
 from localization.figures.registry import Built, check_scale, new_figure, register
 
-__all__ = ["COLORS", "mechanism_gain", "mechanism_flow", "mechanism_ipr"]
+__all__ = [
+    "COLORS",
+    "mechanism_gain",
+    "mechanism_flow",
+    "mechanism_ipr",
+    "mechanism_onset_scaling",
+    "draw_onset_scaling",
+]
 
 #: Colour of each task in the chapter's figures.
 COLORS = {"Gaussian": "0.35", "NLGP(3)": "C3", "Kur(5)": "C0"}
@@ -101,3 +111,56 @@ def mechanism_ipr(scale: str = "chapter") -> Built:
     fig = new_figure((6.8, 7.0), layout="constrained")
     draw_ipr_split(fig.subplots(2, 1), flows, splits, setting.n, colors=COLORS, tmax=100)
     return Built(fig, splits)
+
+
+def draw_onset_scaling(ax, scalings: dict) -> None:
+    """Draw |κ*| against N on log-log axes, one family per entry, with the leading-order law dashed.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw.
+    scalings : dict[str, OnsetScaling]
+        Family name -> :func:`localization.experiments.onset_scaling.onset_scaling`.
+    """
+    colors = {"NLGP": COLORS["NLGP(3)"], "Kur": COLORS["Kur(5)"]}
+    for family, sc in scalings.items():
+        ns = [o.n for o in sc.onsets]
+        kappa = [o.excess_kurtosis for o in sc.onsets]
+        sign = "−" if kappa[-1] < 0 else "+"
+        ax.loglog(ns, [abs(k) for k in kappa], "o-", color=colors[family], label=f"{family}: κ* ({sign})")
+        law = sc.predicted.kurtosis
+        ax.loglog(
+            ns,
+            [abs(law.constant) * n**law.exponent for n in ns],
+            "--",
+            color=colors[family],
+            lw=1,
+            label=f"{family}: leading order ∝ N^{law.exponent:.2f}",
+        )
+    ax.set_xlabel("N (ring size)")
+    ax.set_ylabel("|excess kurtosis| at the onset")
+    ax.legend(fontsize=8, frameon=False)
+
+
+@register("mechanism_onset_scaling", "mechanism")
+def mechanism_onset_scaling(scale: str = "chapter") -> Built:
+    """Draw where the constant state loses stability, as excess kurtosis against N (NLGP and Kur).
+
+    ξ = (1, 3), N = 40–640, Brent's method on ρ − threshold (deterministic; the same at both scales).
+
+    Parameters
+    ----------
+    scale : {"chapter", "paper"}
+        The same figure at both scales.
+
+    Returns
+    -------
+    Built
+        The figure and a dict family -> :class:`~localization.experiments.onset_scaling.OnsetScaling`.
+    """
+    check_scale(scale)
+    scalings = {family: onset_scaling.onset_scaling(family=family) for family in ("NLGP", "Kur")}
+    fig = new_figure((6.8, 3.8), layout="constrained")
+    draw_onset_scaling(fig.subplots(), scalings)
+    return Built(fig, scalings)
