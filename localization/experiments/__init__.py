@@ -43,7 +43,9 @@ imports them (``figures`` may):
 * ``gdln`` — *Gated deep linear networks*: gate flips along training runs, the frozen gate's OLS
   field, Monte Carlo GDLN moments, random half-space gates;
 * ``task_value`` — *Many neurons*: held-out task scores of localized and delocalized fields;
-* ``hypercube`` — *Signals on the hypercube*: Monte Carlo laws of sign(Z) on small rings, the flow's task laws.
+* ``hypercube`` — *Signals on the hypercube*: Monte Carlo laws of sign(Z) on small rings, the flow's task laws;
+* ``own_data`` — *Real images* and ``python -m localization predict``: the paper's rule on a data set
+  (excess kurtosis, the amplifier with its bootstrap band, the verdict) and a short training run on it.
 
 Every module is listed in ``__all__``; the names of the first four chapters' back-ends are also
 re-exported here (``experiments.fig5(key)``); the others are used as modules
@@ -72,6 +74,7 @@ from localization.experiments import (
     near_zero,
     near_zero_summary,
     onset_scaling,
+    own_data,
     sigmoid,
     simulation,
     specialisation,
@@ -141,6 +144,7 @@ __all__ = [
     "near_zero",
     "near_zero_summary",
     "onset_scaling",
+    "own_data",
     "runs",
     "sigmoid",
     "simulation",

@@ -22,6 +22,7 @@ Modules:
   finite laws, A3's Lindeberg ratio (A2 by conditional Monte Carlo: ``experiments.amplifier``);
 * ``binned_discrepancies`` — the A1 and A2 discrepancies estimated from given samples by binning;
 * ``mechanism`` — why the flow localizes: Fourier-mode rates, the constant state's stability, the IPR rate;
+* ``prediction`` — the paper's sign rule (Claim 3.2) and Eq. (6) evaluated on given samples;
 * ``gaussian`` — the exact ReLU flow on Gaussian and elliptical data and its fixed points;
 * ``gates`` — gating structures of the gated deep linear network (the ``Gating`` protocol) and the
   Gaussian closed forms of half-space gates (agreement of two gates, the preactivation's kurtosis);
@@ -54,6 +55,7 @@ from localization.theory import (
     hypercube_laws,
     linearity,
     mechanism,
+    prediction,
     sigmoid,
     tabulated,
 )
@@ -105,6 +107,7 @@ __all__ = [
     "hypercube_laws",
     "linearity",
     "mechanism",
+    "prediction",
     "sigmoid",
     "tabulated",
     "Amplifier",
