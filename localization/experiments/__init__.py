@@ -45,7 +45,9 @@ imports them (``figures`` may):
 * ``task_value`` — *Many neurons*: held-out task scores of localized and delocalized fields;
 * ``hypercube`` — *Signals on the hypercube*: Monte Carlo laws of sign(Z) on small rings, the flow's task laws;
 * ``own_data`` — *Real images* and ``python -m localization predict``: the paper's rule on a data set
-  (excess kurtosis, the amplifier with its bootstrap band, the verdict) and a short training run on it.
+  (excess kurtosis, the amplifier with its bootstrap band, the verdict) and a short training run on it;
+* ``real_images`` — *Real images* (in preparation): the paper's prediction, the finite-N criterion, the effective
+  and exact flows and SGD on rows and patches of the two photographs (on a ring by random cyclic shifts).
 
 Every module is listed in ``__all__``; the names of the first four chapters' back-ends are also
 re-exported here (``experiments.fig5(key)``); the others are used as modules
@@ -75,6 +77,7 @@ from localization.experiments import (
     near_zero_summary,
     onset_scaling,
     own_data,
+    real_images,
     sigmoid,
     simulation,
     specialisation,
@@ -145,6 +148,7 @@ __all__ = [
     "near_zero_summary",
     "onset_scaling",
     "own_data",
+    "real_images",
     "runs",
     "sigmoid",
     "simulation",
