@@ -44,6 +44,8 @@ imports them (``figures`` may):
   field, Monte Carlo GDLN moments, random half-space gates;
 * ``task_value`` — *Many neurons*: held-out task scores of localized and delocalized fields;
 * ``hypercube`` — *Signals on the hypercube*: Monte Carlo laws of sign(Z) on small rings, the flow's task laws;
+* ``hypercube_basins`` — *Signals on the hypercube*: the flow from many starts to certified fixed points, their
+  classes up to the ring's symmetries, peak-site predictors; ``hypercube_basin_scaling`` (basin fractions against n);
 * ``own_data`` — *Real images* and ``python -m localization predict``: the paper's rule on a data set
   (excess kurtosis, the amplifier with its bootstrap band, the verdict) and a short training run on it;
 * ``real_images`` — *Real images* (in preparation): the paper's prediction, the finite-N criterion, the effective
@@ -67,6 +69,8 @@ from localization.experiments import (
     gaussian,
     gdln,
     hypercube,
+    hypercube_basin_scaling,
+    hypercube_basins,
     ica,
     intro,
     kurtosis_threshold,
@@ -138,6 +142,8 @@ __all__ = [
     "gaussian",
     "gdln",
     "hypercube",
+    "hypercube_basin_scaling",
+    "hypercube_basins",
     "ica",
     "intro",
     "kurtosis_threshold",
