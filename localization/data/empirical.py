@@ -53,7 +53,7 @@ __all__ = ["MIN_SAMPLES", "DEFAULT_ATOMS", "ContentArray", "EmpiricalMarginal", 
 #: cannot give a meaningful covariance, let alone a fourth moment.
 MIN_SAMPLES = 20
 
-#: Default number of equal-mass atoms of |X| in :meth:`EmpiricalMarginal.quadrature` (2 x 2048 nodes).
+#: Default number of equal-mass atoms of :math:`|X|` in :meth:`EmpiricalMarginal.quadrature` (2 x 2048 nodes).
 DEFAULT_ATOMS = 2048
 
 #: A coordinate whose standard deviation is at most this fraction of its largest absolute value is
@@ -159,7 +159,7 @@ def _draw_signed(key: jax.Array, magnitudes: jax.Array, num: int) -> jax.Array:
 # --------------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True, eq=False)
 class EmpiricalMarginal(Marginal):
-    """The sign-symmetrised empirical law of a set of values: X = +-|v|, v drawn uniformly from the values.
+    r"""The sign-symmetrised empirical law of a set of values: :math:`X=\pm|v|`, v drawn uniformly from the values.
 
     For symmetric values (those of :class:`EmpiricalModel` with ``symmetrize=True``) this is the law of
     the values themselves; otherwise only their absolute values matter (the library's marginals are
@@ -168,7 +168,7 @@ class EmpiricalMarginal(Marginal):
     built directly keeps the scale of its values.
 
     - ``second_moment``, ``fourth_moment``, ``mean_absolute``: exact, from all values.
-    - ``quadrature(order)``: ``order`` equal-mass atoms of |X| placed at +-: the sorted |v| are cut
+    - ``quadrature(order)``: ``order`` equal-mass atoms of :math:`|X|` placed at ±: the sorted :math:`|v|` are cut
       into ``order`` consecutive bins of equal count (to one value), and each bin's atom sits at the
       root mean square of its values, with weight (bin count)/(2 S) (equal up to one value in a bin):
       2 ``order`` nodes, cheap for 10^6 values (one sort, cached). Default ``order`` =
@@ -237,7 +237,7 @@ class EmpiricalMarginal(Marginal):
 
     @functools.cached_property
     def mean_absolute(self) -> float:
-        """Return E|X|, the mean absolute value (exact)."""
+        """Return :math:`E|X|`, the mean absolute value (exact)."""
         return float(np.mean(np.abs(self.values.array)))
 
     @property
@@ -246,12 +246,12 @@ class EmpiricalMarginal(Marginal):
         return int(self.values.array.size)
 
     def quadrature(self, order: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Return ``(nodes, weights)``: ``order`` equal-mass atoms of |X| at +- (see the class docstring).
+        """Return ``(nodes, weights)``: ``order`` equal-mass atoms of :math:`|X|` at +- (see the class docstring).
 
         Parameters
         ----------
         order : int or None
-            Number of atoms of |X|, >= 1; None for :data:`DEFAULT_ATOMS`.
+            Number of atoms of :math:`|X|`, >= 1; None for :data:`DEFAULT_ATOMS`.
 
         Returns
         -------
@@ -374,7 +374,7 @@ class EmpiricalModel(DataModel):
             (S, N) signals or (S, h, w) patches, real (integer or floating), finite, S >= :data:`MIN_SAMPLES`.
         shape : int or tuple[int, ...] or None
             The shape of one sample, N or (N,) or (h, w), every axis >= 2; ``samples`` are reshaped to
-            (S, *shape) (prod(shape) must equal the size of one sample). None: ``samples.shape[1:]``.
+            ``(S, *shape)`` (prod(shape) must equal the size of one sample). None: ``samples.shape[1:]``.
         name : str
             A label for the data, used in the model's ``name``.
         symmetrize : bool

@@ -79,7 +79,7 @@ __all__ = [
     "basin_survey",
 ]
 
-#: Largest |p(x) - p(-x)| (relative to max p) accepted as sign symmetry: float64 round-off of a sum.
+#: Largest ``|p(x) - p(-x)|`` (relative to ``max p``) accepted as sign symmetry: float64 round-off of a sum.
 SYMMETRY_TOLERANCE = 1e-12
 
 #: Two fixed points are one when some ring symmetry maps one within this relative distance of the other
