@@ -129,6 +129,14 @@ MANIFEST: dict[str, Record] = {
         "book/data/large_n_long.json --seed 0",
         "simulation",
     ),
+    "t3_protocol_long.json": Record(
+        "the paper's two Student-t(3) protocols of Fig. 4 continued past t = 100 (the notebook's cell 7: batch 1000 "
+        "from init_scale 1, 16 initialisations to t = 400; the published script's: batch 50 000 from init_scale "
+        "0.001, 2 initialisations to t = 200), three seeds: every field's dominant frequency and shares of "
+        "frequencies 0 and 1 at every checkpoint, the flow's, and the escape times from the saddle at t = 100",
+        "nice -n 10 .venv/bin/python -m localization.experiments.runs t3_protocol_long book/data/t3_protocol_long.json",
+        "elliptical",
+    ),
     "large_n_batch.json": Record(
         "four points of the large-N sweep at N = 100 with the paper's batch 5000 at its horizon (6000 steps)",
         "nice -n 10 .venv/bin/python -m localization.experiments.runs large_n_batch "

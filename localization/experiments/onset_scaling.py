@@ -560,7 +560,7 @@ def onset_scaling(
 ) -> OnsetScaling:
     """Return the onsets at every N of ``ns`` and power laws in N fitted to the largest ``fit_points``.
 
-    Fits (:func:`fit_power_law`) of κ* (|κ*|, sign kept in the constant), threshold - 1 and ρ - 1 at the
+    Fits (:func:`fit_power_law`) of κ* (its size, sign kept in the constant), threshold - 1 and ρ - 1 at the
     onset, compared with :func:`predicted_asymptotics`.
 
     Parameters

@@ -10,7 +10,8 @@ them imports another back. Usage::
     python -m localization.experiments.runs NAME PATH [--seed S] [--resume]
 
 with NAME one of ``large_n``, ``large_n_long``, ``large_n_batch``, ``data_init``, ``near_zero``,
-``near_zero_positive``, ``near_zero_batch``.
+``near_zero_positive``, ``near_zero_batch``, ``t3_protocol_long`` (the elliptical chapter's Student-t
+protocols continued, :func:`~localization.experiments.elliptical.t3_protocol_record`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Sequence
 
 import jax
 
-from localization.experiments import data_init, large_n, near_zero
+from localization.experiments import data_init, elliptical, large_n, near_zero
 
 __all__ = ["RUNS", "main"]
 
@@ -43,13 +44,18 @@ def main(argv: Sequence[str] | None = None) -> dict:
         The record written.
     """
     p = argparse.ArgumentParser(prog="python -m localization.experiments.runs")
-    p.add_argument("name", choices=[*RUNS, "data_init", *near_zero.RECORDS])
+    p.add_argument("name", choices=[*RUNS, "data_init", "t3_protocol_long", *near_zero.RECORDS])
     p.add_argument("path")
     p.add_argument("--seed", type=int, default=0, help="large_n*, data_init (near_zero*: the settings' seeds)")
-    p.add_argument("--resume", action="store_true", help="large_n*, near_zero*: keep what PATH holds")
+    p.add_argument("--resume", action="store_true", help="large_n*, near_zero*, t3_protocol_long: keep what PATH holds")
     a = p.parse_args(argv)
     if a.name == "data_init":
         return data_init.data_init_record(a.seed, path=a.path)
+    if a.name == "t3_protocol_long":  # elliptical chapter; its flow needs float64
+        import localization
+
+        localization.enable_float64()
+        return elliptical.t3_protocol_record(a.path, resume=a.resume)
     if a.name in near_zero.RECORDS:
         return near_zero.write_named_record(a.name, path=a.path, resume=a.resume)
     command = f"nice -n 10 .venv/bin/python -m localization.experiments.runs {a.name} {a.path} --seed {a.seed}"

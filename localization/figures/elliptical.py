@@ -4,7 +4,9 @@ The computations are :mod:`localization.experiments.elliptical`; these functions
 
 * :func:`draw_fig4` — the paper's Fig. 4 redone: one SGD field per law through training, the sinusoid
   fitted to its final state and the flow's constant fixed point;
-* :func:`draw_window_shares` — the window shares of the committee's final fields, one column per task.
+* :func:`draw_window_shares` — the window shares of the committee's final fields, one column per task;
+* :func:`draw_t3_counts` — the number of Student-t fields dominated by frequency 1 against time, for
+  SGD and the flow, along the paper's protocols continued past t = 100.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import numpy as np
 
 from localization import plotting
 
-__all__ = ["draw_fig4", "draw_window_shares"]
+__all__ = ["draw_fig4", "draw_window_shares", "draw_t3_counts"]
 
 
 def draw_fig4(
@@ -87,4 +89,44 @@ def draw_window_shares(shares: Mapping[str, Any], threshold: float, *, control: 
     ax.axhline(threshold, color="k", lw=0.8, ls="--")
     ax.set_xticks(range(len(shares)), list(shares))
     ax.set(ylabel="window share $s_W$", ylim=(0, 1.02))
+    return fig
+
+
+def draw_t3_counts(panels: Mapping[str, Mapping[str, Any]], reference: float):
+    """Draw the number of fields dominated by frequency 1 against time, one panel per protocol.
+
+    Parameters
+    ----------
+    panels : mapping title -> dict
+        ``times`` (C,); ``sgd`` (S, C) counts of SGD fields, one line per row (a seed, or the seeds
+        pooled); ``flow`` (S, C) the same for the flow from the same initial weights (dashed);
+        ``fields`` the number of fields behind each row (the axis' top); optionally ``escape``, the
+        time after ``reference`` by which the flow has taken every frequency-1 field to the constant
+        (shaded).
+    reference : float
+        The time at which the paper's run stops (dotted line).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    if not panels:
+        raise ValueError("panels must hold at least one protocol, got none")
+    fig, axes = plt.subplots(1, len(panels), figsize=(plotting.COLUMN_WIDTH, 2.6))
+    axes = np.atleast_1d(axes)
+    for ax, (title, p) in zip(axes, panels.items(), strict=True):
+        times = np.asarray(p["times"], dtype=np.float64)
+        sgd, flow = np.atleast_2d(p["sgd"]), np.atleast_2d(p["flow"])
+        if sgd.shape[-1] != times.shape[0] or flow.shape[-1] != times.shape[0]:
+            raise ValueError(f"panel {title!r}: sgd and flow must have one count per time ({times.shape[0]})")
+        if "escape" in p:
+            ax.axvspan(reference, reference + float(p["escape"]), color="0.9", lw=0)
+        for j, row in enumerate(sgd):
+            ax.plot(times, row, "-", color=f"C{j}", lw=1.0, label="SGD" if j == 0 else None)
+        for j, row in enumerate(flow):
+            ax.plot(times, row, "--", color="0.4", lw=0.9, label="flow" if j == 0 else None)
+        ax.axvline(reference, color="k", lw=0.8, ls=":")
+        ax.set(title=title, xlabel="time t", ylim=(-0.3, p["fields"] + 0.3))
+    axes[0].set_ylabel("fields at frequency 1")
+    axes[0].legend(frameon=False, fontsize="small")
     return fig

@@ -114,7 +114,7 @@ def mechanism_ipr(scale: str = "chapter") -> Built:
 
 
 def draw_onset_scaling(ax, scalings: dict) -> None:
-    """Draw |κ*| against N on log-log axes, one family per entry, with the leading-order law dashed.
+    """Draw the size of κ* against N on log-log axes, one family per entry, with the leading-order law dashed.
 
     Parameters
     ----------
