@@ -272,8 +272,9 @@ def amplifier_of(marginal: Marginal, *, method: str = "auto", order: int | None 
     order
         Passed to ``marginal.quadrature`` (ignored by closed forms and by the discrete laws with few
         atoms, whose rule is exact; an empirical marginal of many values uses it as its number of
-        equal-count bins, :class:`localization.data.EmpiricalMarginal`). ``None`` = the marginal's default (160 tanh-sinh nodes per panel: ~1e-12 absolute for
-        all a in [-1, 1] on NLGP, Kur, Gaussian; ~700–1800 nodes). Order 64 gives ~1e-8 with 2.5×
+        equal-count bins, :class:`localization.data.EmpiricalMarginal`). ``None`` = the marginal's
+        default (160 tanh-sinh nodes per panel: ~1e-12 absolute for all a in [-1, 1] on NLGP, Kur,
+        Gaussian; ~700–1800 nodes). Order 64 gives ~1e-8 with 2.5×
         fewer nodes, for long effective-flow integrations.
 
     Returns
