@@ -5,8 +5,9 @@ The neuron's exact flow on two sign-symmetric laws on :math:`\{-1,+1\}^n`
 
 .. math::
 
-   \dot w=f_1(w)-Sw,\qquad f_1(w)=\sum_{x\in H}p_1(x)\,\operatorname{sign}\langle w,x\rangle\,x,
-   \qquad S=\tfrac12(\Sigma_0+\Sigma_1),
+   \dot w=f_1(w)-Sw,\qquad S=\tfrac12(\Sigma_0+\Sigma_1),
+
+   f_1(w)=\sum_{x\in H}p_1(x)\,\operatorname{sign}\langle w,x\rangle\,x,
 
 with :math:`H` the vertices with :math:`x_{n-1}=+1` and :math:`p_1(x)>0` (pairing :math:`x` with :math:`-x`: a vertex
 and its partner contribute :math:`p_1(x)x` on whichever side is on, and nothing on a tie). Half the

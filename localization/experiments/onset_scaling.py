@@ -28,8 +28,13 @@ Leading-order asymptotics
 *Threshold.* With :math:`r_0=S_0/S_1`, :math:`r(\nu)=r_0[1+2\pi^2(D_1-D_0)\nu^2+O(\nu^4)]`; for
 :math:`D_1>D_0` (class 1 correlated further) r rises from ν = 0, the minimum is at k = 1 and
 
-.. math:: \text{threshold}-1=\frac{r(1/N)-r_0}{1+r_0}=\frac{T}{N^2}+O(N^{-4}),\qquad
-          T=\frac{2\pi^2r_0}{1+r_0}(D_1-D_0).
+.. math::
+
+   \text{threshold}-1=\frac{r(1/N)-r_0}{1+r_0}
+
+   \text{threshold}-1=\frac{T}{N^2}+O(N^{-4}),
+
+   T=\frac{2\pi^2r_0}{1+r_0}(D_1-D_0).
 
 *Elasticity.* φ is odd; if :math:`\varphi(a)=\varphi_1a+\varphi_3a^3/6+O(a^5)` then
 :math:`\rho=1+\tfrac13(\varphi_3/\varphi_1)\,\alpha^2+O(\alpha^4)` (not ½: with
@@ -41,7 +46,9 @@ and, with :math:`\alpha^2=S_1/N`, :math:`\rho-1=-\kappa S_1/(3N)+O(N^{-2})` at a
 
 *Onset (NLGP).* Equating the two: :math:`\kappa^*=C/N+O(N^{-2})` with
 
-.. math:: C=-\frac{3T}{S_1}=-\frac{6\pi^2r_0(D_1-D_0)}{(1+r_0)S_1}.
+.. math::
+
+   C=-\frac{3T}{S_1}=-\frac{6\pi^2r_0(D_1-D_0)}{(1+r_0)S_1}.
 
 κ* → 0 forces g* → 0, where the NLGP covariances tend to the latent kernel
 :math:`c_y(d)=e^{-d^2/\xi_y^2}`; by Poisson summation :math:`S_y=\xi_y\sqrt\pi` and
@@ -61,8 +68,13 @@ a Mellin transform of Eq. (6) gives :math:`\varphi(a)=\varphi_1a+\varphi_3a^3/6+
 (:func:`kur_singular_coefficient`). Then
 :math:`\rho-1=-\kappa\alpha^2/3+(k-2)(B_k/\varphi_1)\alpha^{k-2}`, and at the onset
 
-.. math:: \kappa^*=3(k-2)\frac{B_k}{\varphi_1}\Bigl(\frac{S_1}{N}\Bigr)^{(k-4)/2}-\frac{3T}{S_1N}
-          \;\sim\;C_{\rm Kur}\,N^{-(k_0-4)/2}=C_{\rm Kur}\,N^{-0.945}:
+.. math::
+
+   \kappa^*=3(k-2)\frac{B_k}{\varphi_1}\Bigl(\frac{S_1}{N}\Bigr)^{(k-4)/2}
+
+   \qquad-\frac{3T}{S_1N},
+
+   \kappa^*\sim C_{\rm Kur}\,N^{-(k_0-4)/2}=C_{\rm Kur}\,N^{-0.945}:
 
 κ* → 0 again, but from *above* (the tail term wins over the threshold), and slowly. Near
 :math:`k_0` the :math:`a^{k-1}` term nearly cancels against the :math:`a^5` term (both have a pole at

@@ -25,8 +25,11 @@ expanded in each coordinate's resample shift :math:`m` and second moment :math:`
 coordinate has :math:`\mathbb E^*[X^2]=1` in every resample) and :math:`R_a` is taken to first order in
 :math:`e_2-1` and second order in :math:`m`,
 
-.. math:: \mathbb E^*[g_a(X')]\approx\mathbb E^*[g_a(X)]-\tfrac12(e_2-1)\,\mathbb E[Xg_a'(X)]
-          -m\,\mathbb E[g_a'(X)]+\tfrac12 m^2\bigl(\mathbb E[g_a''(X)]-2q\bigr).
+.. math::
+
+   \mathbb E^*[g_a(X')]\approx\mathbb E^*[g_a(X)]-\tfrac12(e_2-1)\,\mathbb E[Xg_a'(X)]
+
+   \qquad-m\,\mathbb E[g_a'(X)]+\tfrac12 m^2\bigl(\mathbb E[g_a''(X)]-2q\bigr).
 
 Its error is :math:`O(S^{-3/2})`-small against the spread of the resamples: measured against the exact
 recomputation at S = 5000, N = 40 (NLGP(g = 10), Kur(k = 8), Gaussian), at most 0.25 of the

@@ -13,6 +13,8 @@ and draws with the functions of :mod:`localization.figures.flows`:
 
 from __future__ import annotations
 
+import matplotlib.ticker
+
 from localization import book
 from localization.experiments import mechanism as em
 from localization.experiments import onset_scaling
@@ -138,6 +140,8 @@ def draw_onset_scaling(ax, scalings: dict) -> None:
             lw=1,
             label=f"{family}: leading order ∝ N^{law.exponent:.2f}",
         )
+    ax.set_xticks([40, 80, 160, 320, 640], labels=["40", "80", "160", "320", "640"])
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xlabel("N (ring size)")
     ax.set_ylabel("|excess kurtosis| at the onset")
     ax.legend(fontsize=8, frameon=False)
