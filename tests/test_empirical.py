@@ -13,6 +13,7 @@ import pytest
 from scipy.special import erf
 
 from localization import data, initialisation, theory, train
+from localization.data import empirical
 from localization.data.empirical import (
     DEFAULT_ATOMS,
     MIN_SAMPLES,
@@ -362,3 +363,13 @@ def test_a_relu_neuron_trains_on_a_clone_task_and_lowers_the_loss(nlgp_model):
     after = (y - np.maximum(x @ w_final, 0)) ** 2
     drop = before - after
     assert np.mean(drop) > 6 * np.std(drop) / math.sqrt(drop.size), (np.mean(before), np.mean(after))
+
+
+def test_device_values_are_the_stored_values_once_per_dtype_and_refuse_other_content():
+    content = empirical.ContentArray.of(np.array([[1.0, -2.0], [3.0, -4.0]]))
+    on_device = empirical.device_values(content, "float32")
+    np.testing.assert_array_equal(np.asarray(on_device), content.array.astype(np.float32))
+    assert empirical.device_values(content, "float32") is on_device  # cached, not copied again
+    np.testing.assert_array_equal(np.asarray(empirical.device_values(content, "float32", True)), np.abs(content.array))
+    with pytest.raises(TypeError, match="content must be a ContentArray"):
+        empirical.device_values(np.zeros(3).tobytes(), "float32")

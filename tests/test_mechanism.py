@@ -139,3 +139,16 @@ def test_spectra_are_the_circulant_eigenvalues_of_data_spectral(n):
     mu[1] += 0.1
     with pytest.raises(ValueError, match="cov1 must be circulant"):
         mech.circulant_spectra(s0, q @ np.diag(mu) @ q.T)
+
+
+def test_amplifier_value_and_slope_is_phi_and_its_derivative_and_refuses_non_callables():
+    phi = theory.amplifier_of(data.NLGP(3.0, 3.0).marginal)
+    a, h = 0.4, 1e-5
+    value, slope = mech.amplifier_value_and_slope(phi, a)
+    assert abs(value - float(phi(a))) < 1e-12
+    # central difference: truncation ~ h^2 phi''' ~ 1e-10, rounding ~ 1e-16 / h ~ 1e-11
+    assert abs(slope - (float(phi(a + h)) - float(phi(a - h))) / (2 * h)) < 1e-8
+    # a plain callable is differentiated directly: the Gaussian line's slope
+    assert mech.amplifier_value_and_slope(lambda x: 2.0 * x, 0.3) == (0.6, 2.0)
+    with pytest.raises(TypeError, match="phi must be callable"):
+        mech.amplifier_value_and_slope(3.0, 0.3)

@@ -47,7 +47,15 @@ from localization.data.clone import GaussianClone
 from localization.data.marginals import GaussianMarginal, Marginal
 from localization.pytree import pytree_dataclass, static_field
 
-__all__ = ["MIN_SAMPLES", "DEFAULT_ATOMS", "ContentArray", "EmpiricalMarginal", "EmpiricalModel", "CloneTask"]
+__all__ = [
+    "MIN_SAMPLES",
+    "DEFAULT_ATOMS",
+    "ContentArray",
+    "device_values",
+    "EmpiricalMarginal",
+    "EmpiricalModel",
+    "CloneTask",
+]
 
 #: The fewest samples (rows before symmetrisation) an empirical model or marginal accepts: fewer
 #: cannot give a meaningful covariance, let alone a fourth moment.
@@ -128,11 +136,26 @@ def _real_values(name: str, value: Any) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=16)
-def _device_values(content: ContentArray, dtype_name: str, absolute: bool) -> jax.Array:
+def device_values(content: ContentArray, dtype_name: str, absolute: bool = False) -> jax.Array:
     """Return the stored values on the device in ``dtype`` (once per content and dtype, not per draw).
 
     Evaluated eagerly even when first asked for inside a trace (a cached tracer would leak out of it).
+
+    Parameters
+    ----------
+    content : ContentArray
+        The stored values.
+    dtype_name : str
+        A floating dtype name, e.g. ``"float32"``.
+    absolute : bool
+        Store their absolute values instead.
+
+    Returns
+    -------
+    jax.Array
     """
+    if not isinstance(content, ContentArray):
+        raise TypeError(f"content must be a ContentArray, got {type(content).__name__}")
     values = np.abs(content.array) if absolute else content.array
     with jax.ensure_compile_time_eval():
         return jax.device_put(values.astype(dtype_name))
@@ -275,7 +298,7 @@ class EmpiricalMarginal(Marginal):
         return np.concatenate([-magnitudes[::-1], magnitudes]), np.concatenate([half[::-1], half])
 
     def _sample(self, key, num, dtype):
-        return _draw_signed(key, _device_values(self.values, jnp.dtype(dtype).name, True), num)
+        return _draw_signed(key, device_values(self.values, jnp.dtype(dtype).name, True), num)
 
 
 @functools.lru_cache(maxsize=16)
@@ -477,7 +500,7 @@ class EmpiricalModel(DataModel):
 
     def _sample(self, key, num, shape, dtype, method):
         """(num, N): rows drawn uniformly with replacement (``method`` is not used)."""
-        return _draw_rows(key, _device_values(self.table, jnp.dtype(dtype).name, False), num)
+        return _draw_rows(key, device_values(self.table, jnp.dtype(dtype).name, False), num)
 
 
 # --------------------------------------------------------------------------------------------

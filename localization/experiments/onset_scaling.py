@@ -101,8 +101,6 @@ import time
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 import scipy.optimize
 import scipy.special
@@ -111,7 +109,6 @@ from localization import data, theory
 from localization import validation as v
 from localization.data import spectral
 from localization.data.marginals import KurMarginal, kur_excess_kurtosis_zero
-from localization.theory.amplifier import pad_quadrature
 
 __all__ = [
     "FAMILIES",
@@ -337,12 +334,6 @@ def _xi(xi: Any) -> tuple[float, float]:
     return xi0, xi1
 
 
-def _models(family: str, parameter: float, xi: tuple[float, float]) -> data.LengthscaleTask:
-    if family == "NLGP":
-        return data.LengthscaleTask.of(data.NLGP, xi=xi, gain=parameter)
-    return data.LengthscaleTask.of(data.Kur, xi=xi, k=parameter)
-
-
 # -------------------------------------------------------------------------------------------------
 # the constant state
 # -------------------------------------------------------------------------------------------------
@@ -375,15 +366,10 @@ def class_spectra(
     family = _family(family)
     n = v.integer("n", n, minimum=4)
     parameter = _parameter(family, "parameter", parameter)
-    task = _models(family, parameter, _xi(xi))
+    task = data.family_task(family, parameter, _xi(xi))
     rows = (np.asarray(m.covariance(n)[0], dtype=np.float64) for m in (task.model0, task.model1))
     lam0, lam1 = (spectral.circulant_eigenvalues(row) for row in rows)
     return lam0, lam1
-
-
-@jax.jit
-def _value_and_slope(phi, a):
-    return jax.jvp(phi.core, (a,), (jnp.ones_like(a),))
 
 
 def _threshold(lam0: np.ndarray, lam1: np.ndarray) -> tuple[float, int]:
@@ -437,9 +423,8 @@ def constant_state(n: int, parameter: float, *, family: str = "NLGP", xi: tuple[
     alpha = math.sqrt(lam1[0] / n)
     if not alpha < 1:  # pragma: no cover - λ₁(0) ≤ N always (unit diagonal); guarded for φ's domain
         raise ValueError(f"alpha = sqrt(lambda1(0)/N) must be < 1, got {alpha}")
-    marginal = _models(family, parameter, xi).model1.marginal
-    phi = pad_quadrature(theory.amplifier_of(marginal))  # one compiled jvp for every rule size
-    value, slope = (float(x) for x in _value_and_slope(phi, jnp.asarray(alpha, jnp.float64)))
+    marginal = data.family_task(family, parameter, xi).model1.marginal
+    value, slope = theory.mechanism.amplifier_value_and_slope(theory.amplifier_of(marginal), alpha)
     if not (math.isfinite(value) and math.isfinite(slope)) or value <= 0:
         raise ValueError(f"phi must be finite with phi(alpha) > 0 at alpha = {alpha:.6g}, got {value}, {slope}")
     derivatives = theory.amplifier_derivatives_at_zero(marginal)

@@ -255,6 +255,11 @@ def _expanded_amplifiers(
     return pooled_g + (q * (spread - e2) + remainder).mean(axis=1)
 
 
+def _kurtosis_ratio(e1: np.ndarray, e2: np.ndarray, e3: np.ndarray, e4: np.ndarray) -> np.ndarray:
+    """m4 / m2² of each coordinate from its raw moments E[z], E[z²], E[z³], E[z⁴] (any matching shapes)."""
+    return (e4 - 4 * e1 * e3 + 6 * e1**2 * e2 - 3 * e1**4) / (e2 - e1**2) ** 2
+
+
 def _bootstrap(key: jax.Array, z: np.ndarray, a: np.ndarray, resamples: int, progress: bool) -> _Replicates:
     """Return the estimators of :func:`predict` on ``resamples`` resamples of the rows of ``z`` (S, N)."""
     S, N = z.shape
@@ -278,8 +283,7 @@ def _bootstrap(key: jax.Array, z: np.ndarray, a: np.ndarray, resamples: int, pro
                     f"samples: a bootstrap resample of the {S} samples has a constant coordinate; "
                     "more samples are needed for the bootstrap"
                 )
-            m4 = e4 - 4 * e1 * e3 + 6 * e1**2 * e2 - 3 * e1**4
-            kurtosis.append((m4 / m2**2).mean(axis=1) - 3.0)
+            kurtosis.append(_kurtosis_ratio(e1, e2, e3, e4).mean(axis=1) - 3.0)
             if exact:
                 amplifier.append(np.asarray(_exact_amplifiers(v.float64("z", z), rows, v.float64("a", a))))
             else:
@@ -317,8 +321,7 @@ def _kurtosis_influence(z: np.ndarray) -> np.ndarray:
     """(S,) jackknife influence of each sample on the pooled excess kurtosis (leave-one-out power sums)."""
     S = z.shape[0]
     e1, e2, e3, e4 = ((np.sum(z**k, axis=0) - z**k) / (S - 1) for k in range(1, 5))  # (S, N) without row s
-    m2 = e2 - e1**2
-    leave_one_out = np.mean((e4 - 4 * e1 * e3 + 6 * e1**2 * e2 - 3 * e1**4) / m2**2, axis=1)
+    leave_one_out = np.mean(_kurtosis_ratio(e1, e2, e3, e4), axis=1)
     return leave_one_out.mean() - leave_one_out
 
 

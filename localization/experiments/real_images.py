@@ -63,7 +63,7 @@ from localization import data, field_analysis, initialisation, theory, train
 from localization import validation as v
 from localization.data import images
 from localization.data.base import DataModel
-from localization.data.empirical import MIN_SAMPLES, CloneTask, ContentArray, EmpiricalModel
+from localization.data.empirical import MIN_SAMPLES, CloneTask, EmpiricalModel, device_values
 from localization.pytree import pytree_dataclass, static_field
 
 __all__ = [
@@ -310,13 +310,6 @@ def _draw_shifted(key: jax.Array, rows: jax.Array, num: int, grid: tuple[int, ..
     return x.reshape(num, -1)
 
 
-@functools.lru_cache(maxsize=16)
-def _rows_on_device(table: ContentArray, dtype_name: str) -> jax.Array:
-    """Return the stored rows on the device, once per content and dtype (concrete even inside a trace)."""
-    with jax.ensure_compile_time_eval():
-        return jax.device_put(table.array.astype(dtype_name))
-
-
 @pytree_dataclass
 class RingModel(DataModel):
     """The rows (patches) of an empirical model, each cyclically shifted by a uniform random shift.
@@ -363,7 +356,7 @@ class RingModel(DataModel):
         return _ring_covariance(self.source)
 
     def _sample(self, key, num, shape, dtype, method):
-        return _draw_shifted(key, _rows_on_device(self.source.table, jnp.dtype(dtype).name), num, self.source.grid)
+        return _draw_shifted(key, device_values(self.source.table, jnp.dtype(dtype).name), num, self.source.grid)
 
 
 @functools.lru_cache(maxsize=16)
@@ -607,8 +600,7 @@ def _constant_state(built: RealImageTask) -> ConstantState:
     lam1 = torus_eigenvalues(built.cov1, grid, atol=1e-6).ravel()
     alpha = math.sqrt(lam1[0] / built.settings.N)
     phi = built.amplifier
-    value, slope = jax.jvp(phi.core, (jnp.asarray(alpha),), (jnp.asarray(1.0),))
-    value, slope = float(value), float(slope)
+    value, slope = theory.mechanism.amplifier_value_and_slope(phi, alpha)
     r = lam0 / lam1
     threshold = float(np.min((1.0 + r[1:]) / (1.0 + r[0])))
     return ConstantState(alpha, alpha * slope / value, threshold, value / alpha)

@@ -48,6 +48,7 @@ __all__ = [
     "single_mode_amplitude",
     "linear_mode_rates",
     "constant_mode_stability",
+    "amplifier_value_and_slope",
     "effective_gain",
     "ipr_rate_split",
 ]
@@ -215,11 +216,25 @@ def _value_and_slope(phi, a):
     return jax.jvp(phi.core, (a,), (jnp.ones_like(a),))
 
 
-def _phi_and_derivative(phi, a: float) -> tuple[float, float]:
-    """φ(a) and φ'(a), one compiled call for every pytree amplifier (rules padded to one size).
+def amplifier_value_and_slope(phi: PytreeAmplifier | Callable, a: float) -> tuple[float, float]:
+    """Return φ(a) and φ'(a) (forward-mode derivative), one compiled call for every pytree amplifier.
 
-    Eagerly, ``jax.jvp`` of a quadrature amplifier compiles each of its operations again for every
-    new number of quadrature nodes (every marginal): a sweep over gains compiled hundreds of programs.
+    Pytree amplifiers have their rules padded to one size first: eagerly, ``jax.jvp`` of a quadrature
+    amplifier compiles each of its operations again for every new number of quadrature nodes (every
+    marginal), and a sweep over gains compiled hundreds of programs. Other callables are
+    differentiated directly.
+
+    Parameters
+    ----------
+    phi : PytreeAmplifier or Callable
+        The amplifier (exact and differentiable: not a tabulated one).
+    a : float
+        The point, in [-1, 1].
+
+    Returns
+    -------
+    tuple[float, float]
+        φ(a) and φ'(a).
     """
     a = jnp.asarray(a, jnp.float64)
     if isinstance(phi, PytreeAmplifier):
@@ -264,7 +279,7 @@ def constant_mode_stability(phi: PytreeAmplifier | Callable, cov0: ArrayLike, co
     if sp.freq[0] != 0:  # pragma: no cover - the basis puts the constant first
         raise RuntimeError("the real Fourier basis must start with the constant column")
     alpha = math.sqrt(lam1[0] / n)
-    value, slope = _phi_and_derivative(phi, alpha)
+    value, slope = amplifier_value_and_slope(phi, alpha)
     if not (math.isfinite(value) and math.isfinite(slope)) or value <= 0:
         raise ValueError(f"phi must be finite with phi(alpha) > 0 at alpha = {alpha:.6g}, got phi = {value}")
     rho = alpha * slope / value
