@@ -33,6 +33,8 @@ MODELS = [
     data.SinglePulse(0.25, 0.5),
     data.GaussianClone(data.NLGP(2.0, 3.0)),
     data.EmpiricalModel.of(np.asarray(data.NLGP(2.0, 3.0).sample(jax.random.key(9), 20_000, N)), name="NLGP rows"),
+    # rows of a photograph: not stationary as cut, stationary once shifted at random (S2 is checked)
+    data.RingModel(data.EmpiricalModel.of(data.images.image_rows(jax.random.key(9), "china.jpg", N, 20_000))),
 ]
 
 #: Laws of finitely many stored rows: exactly non-stationary (each site has its own sample law), so

@@ -274,6 +274,7 @@ def _run(localized, verdict="localizes"):
         weights=np.ones((localized.size, 4)),
         shape=(4,),
         against="white",
+        geometry="ring",
         localized=localized,
         localization_share=np.where(localized, 0.9, 0.4),
         lr=0.1,
@@ -353,11 +354,19 @@ def test_against_the_clone_a_super_gaussian_law_can_localize():
     assert run.against == "clone" and run.localized.sum() >= 2, run.localization_share
 
 
+@pytest.mark.parametrize("geometry", ["ring", "line"])
+def test_the_geometry_is_recorded(geometry):
+    model = EmpiricalModel.of(np.random.default_rng(0).standard_normal((400, 8)))
+    run = own_data.train_on_samples(KEY, model, geometry=geometry, inits=2, steps=5, batch=20)
+    assert run.geometry == geometry and run.as_dict()["geometry"] == geometry
+
+
 @pytest.mark.parametrize(
     "kwargs, error, match",
     [
         (dict(model=np.ones((30, 4))), TypeError, "model must be a data.empirical.EmpiricalModel"),
         (dict(against="noise"), ValueError, "against must be one of"),
+        (dict(geometry="torus"), ValueError, "geometry must be one of"),
         (dict(inits=0), ValueError, "inits must be an integer >= 1"),
         (dict(steps=0), ValueError, "steps must be an integer >= 1"),
         (dict(lr=0.0), ValueError, "lr must be positive"),

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from localization import data, field_analysis, theory
+from localization.data import ring
 from localization.data.empirical import CloneTask, EmpiricalModel
 from localization.experiments import real_images as ri
 
@@ -72,7 +73,7 @@ def test_ring_average_is_the_covariance_of_all_cyclic_shifts(shape):
     rng = np.random.default_rng(1)
     x = rng.standard_normal((50, math.prod(shape))) @ rng.standard_normal((math.prod(shape),) * 2)
     cov = x.T @ x / x.shape[0]
-    np.testing.assert_allclose(ri.ring_average(cov, shape), rolled_covariance(x, shape), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(ring.ring_average(cov, shape), rolled_covariance(x, shape), rtol=0, atol=1e-10)
 
 
 @pytest.mark.parametrize("shape", [(7,), (4, 5)])
@@ -80,20 +81,20 @@ def test_torus_eigenvalues_are_the_spectrum_of_the_ring_average(shape):
     rng = np.random.default_rng(2)
     N = math.prod(shape)
     a = rng.standard_normal((N, N))
-    circ = ri.ring_average(a @ a.T, shape)
-    lam = ri.torus_eigenvalues(circ, shape)
+    circ = ring.ring_average(a @ a.T, shape)
+    lam = ring.torus_eigenvalues(circ, shape)
     assert lam.shape == shape
     np.testing.assert_allclose(np.sort(lam.ravel()), np.linalg.eigvalsh(circ), rtol=0, atol=1e-10)
     np.testing.assert_allclose(lam.ravel()[0], circ.sum() / N, rtol=1e-12)  # the constant's eigenvalue
     with pytest.raises(ValueError, match="circulant"):
-        ri.torus_eigenvalues(a @ a.T, shape)  # not shift-averaged
+        ring.torus_eigenvalues(a @ a.T, shape)  # not shift-averaged
 
 
 def test_ring_model_draws_cyclic_shifts_of_stored_rows_with_uniform_shifts():
     n = 5
     rows = np.arange(1.0, 1.0 + 30 * n).reshape(30, n) ** 1.5  # distinct values, every row recognisable
     source = EmpiricalModel.of(rows, symmetrize=False)
-    model = ri.RingModel(source)
+    model = ring.RingModel(source)
     x = np.asarray(model.sample(KEY, 20_000, n))
     table = source.samples
     where = {tuple(np.round(np.roll(r, s), 12)): s for r in table for s in range(n)}
@@ -101,13 +102,13 @@ def test_ring_model_draws_cyclic_shifts_of_stored_rows_with_uniform_shifts():
     counts = np.bincount(shifts, minlength=n)
     # uniform shifts: each count is Binomial(20000, 1/5); 6 standard errors
     assert np.all(np.abs(counts - 4000) < 6 * math.sqrt(20_000 * 0.2 * 0.8)), counts
-    np.testing.assert_allclose(model.covariance(n), ri.ring_average(source.covariance(n), (n,)), atol=1e-12)
+    np.testing.assert_allclose(model.covariance(n), ring.ring_average(source.covariance(n), (n,)), atol=1e-12)
     assert model.marginal == source.marginal
 
 
 def test_ring_model_on_patches_has_the_torus_average_covariance_in_its_samples():
     x = ri.image_samples(KEY, "flower.jpg", "raw", (4, 4), 400)
-    model = ri.RingModel(EmpiricalModel.of(x))
+    model = ring.RingModel(EmpiricalModel.of(x))
     draws = np.asarray(model.sample(jax.random.key(3), 10_000, (4, 4)))
     cov = model.covariance((4, 4))
     np.testing.assert_allclose(np.diag(cov), 1.0, atol=1e-12)
@@ -117,7 +118,7 @@ def test_ring_model_on_patches_has_the_torus_average_covariance_in_its_samples()
     se = prod.std(axis=0) / math.sqrt(draws.shape[0])
     assert np.all(np.abs(prod.mean(axis=0) - cov) < 6 * se + 1e-12)
     with pytest.raises(TypeError, match="EmpiricalModel"):
-        ri.RingModel(data.Gaussian(xi=1.0))
+        ring.RingModel(data.Gaussian(xi=1.0))
 
 
 # --------------------------------------------------------------------------------------- data and tasks
@@ -145,7 +146,7 @@ def test_build_task_gives_unit_diagonal_covariances_and_the_stable_step(task):
     np.testing.assert_allclose(np.diag(built.cov1), 1.0, atol=1e-12)
     np.testing.assert_allclose(np.diag(built.cov0), 1.0, atol=1e-12)
     for cov in (built.cov0, built.cov1):  # the ring makes both circulant
-        ri.torus_eigenvalues(cov, built.settings.shape)
+        ring.torus_eigenvalues(cov, built.settings.shape)
     rate = np.linalg.eigvalsh(0.5 * (built.cov0 + built.cov1))[-1]
     assert built.lr == pytest.approx(min(0.05, 1 / rate), rel=1e-12)
     if task == "clone":
@@ -181,8 +182,8 @@ def test_reference_state_on_a_torus_matches_the_rates_from_its_spectrum():
     built = ri.build_task(KEY, small(image="flower.jpg", shape=(6, 6), task="lengthscale", samples=1000))
     ref = ri.reference_state(built)
     assert ref.constant and ref.converged
-    lam0 = ri.torus_eigenvalues(built.cov0, (6, 6)).ravel()
-    lam1 = ri.torus_eigenvalues(built.cov1, (6, 6)).ravel()
+    lam0 = ring.torus_eigenvalues(built.cov0, (6, 6)).ravel()
+    lam1 = ring.torus_eigenvalues(built.cov1, (6, 6)).ravel()
     rho, r = ref.constant_state.elasticity, lam0 / lam1
     rates = 0.5 * lam1[1:] * ((1 + r[0]) * rho - 1 - r[1:])
     assert ref.top_rate == pytest.approx(max(rates.max(), -0.5 * (lam0[0] + lam1[0])), abs=1e-8)
@@ -253,7 +254,7 @@ def test_field_discrepancy_is_the_exact_finite_sum_and_small_for_gaussian_data()
     x = rng.standard_normal((S, n)) @ root.T
     settings = small(shape=(n,))
     source = EmpiricalModel.of(x)
-    model = ri.RingModel(source)
+    model = ring.RingModel(source)
     cov = np.asarray(model.covariance(n))
     built = ri.RealImageTask(
         settings, CloneTask(model), model, cov, cov, 0.0, (0.0, 0.0), 0.02, theory.amplifier_of(model.marginal)

@@ -19,6 +19,7 @@ One concept per module:
 ``data.empirical``            real samples as a data model (empirical law, z-scored, sign-symmetrised)
                               and the task "data against its Gaussian clone"
 ``data.images``               grey rows and patches of scikit-learn's two bundled photographs
+``data.ring``                 real samples made translation invariant by random cyclic shifts
 ``data.task``                 the two-class length-scale task and the named families
 ``data.covariance_task``      two Gaussian classes with any given covariances (the exact Gaussian flow)
 ============================  =====================================================================
@@ -53,6 +54,7 @@ from localization.data import (
     paper_samplers,
     pulse,
     quadrature,
+    ring,
     spectral,
     task,
 )
@@ -87,6 +89,7 @@ from localization.data.marginals import (
 )
 from localization.data.paper_samplers import PaperIsing, PaperKur, paper_metropolis_ising
 from localization.data.pulse import SinglePulse
+from localization.data.ring import RingModel
 from localization.data.spectral import (
     covariance,
     covariance_sqrt,
@@ -110,6 +113,7 @@ __all__ = [
     "marginals",
     "pulse",
     "quadrature",
+    "ring",
     "spectral",
     "task",
     # the protocol
@@ -131,6 +135,7 @@ __all__ = [
     "EllipseSurface",
     "RadialElliptical",
     "SinglePulse",
+    "RingModel",
     "GaussianClone",
     # the task
     "LengthscaleTask",
