@@ -69,6 +69,7 @@ CORE = (
     "traced_task",
     "validation",
     "records",
+    "jobs",
 )
 #: The book's infrastructure (the subpackage ``book``: its conventions, measured claims, chapter
 #: execution, explorers) and the figures' style (``plotting``).
