@@ -129,6 +129,15 @@ MANIFEST: dict[str, Record] = {
         "book/data/large_n_long.json --seed 0",
         "simulation",
     ),
+    "real_image_fields.json": Record(
+        "the fields learned on the clone task of the two scikit-learn photographs (rows of 40 pixels and 8 x 8 "
+        "patches, raw and whitened) by the single neuron, a committee of 8 ReLU units and FastICA, with their "
+        "shapes (localized, size, frequency, phase, orientation, selectivity); seed 0, the held-out run of "
+        "bounds frozen from seeds 1-3",
+        "nice -n 10 .venv/bin/python -m localization.experiments.real_image_fields book/data/real_image_fields.json "
+        "--seed 0",
+        "real_images",
+    ),
     "t3_protocol_long.json": Record(
         "the paper's two Student-t(3) protocols of Fig. 4 continued past t = 100 (the notebook's cell 7: batch 1000 "
         "from init_scale 1, 16 initialisations to t = 400; the published script's: batch 50 000 from init_scale "

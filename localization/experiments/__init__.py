@@ -48,8 +48,11 @@ imports them (``figures`` may):
   classes up to the ring's symmetries, peak-site predictors; ``hypercube_basin_scaling`` (basin fractions against n);
 * ``own_data`` — *Real images* and ``python -m localization predict``: the paper's rule on a data set
   (excess kurtosis, the amplifier with its bootstrap band, the verdict) and a short training run on it;
-* ``real_images`` — *Real images* (in preparation): the paper's prediction, the finite-N criterion, the effective
-  and exact flows and SGD on rows and patches of the two photographs (on a ring by random cyclic shifts).
+* ``real_images`` — *Real images*: the paper's prediction, the finite-N criterion, the effective and exact flows
+  and SGD on rows and patches of the two photographs (on a ring by random cyclic shifts);
+  ``real_image_survey`` (every photograph, preprocessing and task in one call); ``real_image_fields`` (the single
+  neuron, the committee machine and FastICA on the clone task, rows and 8 × 8 patches, and the shapes of their
+  fields: localized, size, frequency, even/odd phase, orientation and its selectivity).
 
 Every module is listed in ``__all__``; the names of the first four chapters' back-ends are also
 re-exported here (``experiments.fig5(key)``); the others are used as modules
@@ -81,6 +84,8 @@ from localization.experiments import (
     near_zero_summary,
     onset_scaling,
     own_data,
+    real_image_fields,
+    real_image_survey,
     real_images,
     sigmoid,
     simulation,
@@ -154,6 +159,8 @@ __all__ = [
     "near_zero_summary",
     "onset_scaling",
     "own_data",
+    "real_image_fields",
+    "real_image_survey",
     "real_images",
     "runs",
     "sigmoid",

@@ -28,7 +28,7 @@ from localization.figures import registry  # noqa: I001  (the machinery first)
 from localization.figures import intro, data, simulation, many_neurons, ica, two_dimensions, amplifier, mechanism
 from localization.figures import near_zero
 from localization.figures import gdln, hypercube, specialisation, gabor, sigmoid
-from localization.figures import gaussian, elliptical
+from localization.figures import gaussian, elliptical, real_images
 from localization.figures import effective_dynamics, effective_dynamics_claims, flows, sgd_vs_flow, sweeps
 from localization.figures import export
 from localization.figures.sgd_vs_flow import draw_breakdown, draw_breakdown_snapshots, draw_sgd_vs_flow
@@ -68,6 +68,7 @@ __all__ = [
     "sgd_vs_flow",
     "flows",
     "gaussian",
+    "real_images",
     "elliptical",
     "draw_breakdown",
     "draw_breakdown_snapshots",
