@@ -129,7 +129,7 @@ def real_amplifier(scale: str = "chapter") -> Built:
     """
     check_scale(scale)
     predictions = chapter_survey().predictions
-    fig = new_figure((plotting.COLUMN_WIDTH, 2.9), layout="constrained")
+    fig = new_figure((plotting.COLUMN_WIDTH, 3.2), layout="constrained")
     axes = fig.subplots(1, 2, sharey=True)
     for ax, name in zip(axes, images.IMAGE_NAMES, strict=True):
         for prep in images.PREPROCESSINGS:
@@ -138,11 +138,14 @@ def real_amplifier(scale: str = "chapter") -> Built:
             (drawn,) = ax.plot(p.a, p.deviation / line, label=_LABELS[prep])
             ax.fill_between(p.a, *(p.deviation_band / line), color=drawn.get_color(), alpha=0.3, lw=0)
         ax.axhline(0, color="k", lw=0.6)
-        ax.set_yscale("symlog", linthresh=0.05)
+        ax.set_yscale("symlog", linthresh=0.03)
+        ticks = [-1.0, -0.3, -0.1, -0.03, 0.0, 0.03, 0.1, 0.3]
+        ax.set_yticks(ticks, [f"{t:g}".replace("-", "−") for t in ticks])
+        ax.set_ylim(-1.0, 0.4)  # phi > 0: the ratio minus 1 exceeds -1
         ax.set_title(name, fontsize="medium")
         ax.set_xlabel("$a$")
     axes[0].set_ylabel(r"$\varphi(a)\,/\,\sqrt{2/\pi}\,a-1$")
-    axes[1].legend(fontsize="small", loc="lower left")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=4, fontsize="small")
     return Built(fig, predictions)
 
 
