@@ -10,8 +10,8 @@ machine). Each is run as a batch with 1 and with 2 local workers by
 * **dask, cold**: ``run_jobs`` starting and closing its own cluster, as ``python -m localization
   claims`` would;
 * **pool**: ``concurrent.futures.ProcessPoolExecutor`` with ``spawn`` processes, submit then
-  ``as_completed``, as ``localization.book.claims_sweep._execute`` runs its chapters (warm: the pool's
-  processes started beforehand; cold: started inside the timing).
+  ``as_completed``, as ``localization.book.claims_sweep._execute`` ran its chapters before it used
+  the engine (warm: the pool's processes started beforehand; cold: started inside the timing).
 
 Per batch: wall time, jobs per minute, and the overhead per job, (wall - ideal) / jobs with ideal
 = jobs x duration / workers; the ratios dask / pool are of the same configuration, measured in the

@@ -1,7 +1,7 @@
 """Command line of the library: ``python -m localization figures``, ``claims``, ``records`` and ``predict``.
 
 Usage: ``python -m localization figures --out DIR [--only NAMES] [--scale S] [--data]``,
-``python -m localization claims [--seeds 100-109] [--chapters NAMES] [--jobs 2] [--carry-over SEED]``,
+``python -m localization claims [--seeds 100-109] [--chapters NAMES] [--jobs 2] [--scheduler A] [--carry-over SEED]``,
 ``python -m localization records [--write]`` and
 ``python -m localization predict FILE [--shape H W] [--array NAME] [--key-seed K] [--resamples R] [--train] [--json]``.
 
@@ -89,7 +89,14 @@ def _parsers() -> tuple[argparse.ArgumentParser, ...]:
     )
     sweep.add_argument("--seeds", default="100-109", help="seeds, e.g. 100-109 or 3,5,8 (default 100-109)")
     sweep.add_argument("--chapters", action="append", metavar="NAMES", help="chapters (comma-separated); default: all")
-    sweep.add_argument("--jobs", type=int, default=2, help="chapters executed at once (default 2)")
+    sweep.add_argument("--jobs", type=int, default=2, help="chapters executed at once (default 2): local workers")
+    sweep.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="a running Dask scheduler (tcp://HOST:8786) to execute the chapters on (default: $LOCALIZATION_SCHEDULER "
+        "if set, else a local cluster of --jobs workers); see the README's 'On a cluster'",
+    )
     sweep.add_argument(
         "--held-out",
         action="store_true",
@@ -271,14 +278,24 @@ def _claims(args, claims_parser) -> int:
         claims_parser.error(f"--jobs must be a positive integer, got {args.jobs}")
     if args.carry_over is not None:
         return _carry_over(chapters, args, claims_parser)
+    from localization import jobs
+
     try:
         records = claims_sweep.sweep(
-            chapters, seeds, jobs=args.jobs, progress=not args.no_progress, held_out=args.held_out
+            chapters,
+            seeds,
+            jobs=args.jobs,
+            progress=not args.no_progress,
+            held_out=args.held_out,
+            scheduler=args.scheduler,
         )
     except ValueError as e:
         claims_parser.error(str(e))
+    except (ConnectionError, jobs.WorkerMismatchError, jobs.JobFailedError) as e:
+        print(f"claims: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print("interrupted (the finished executions are stored: run the same command again to resume)", file=sys.stderr)
         return 130
     failed = [
         f"{chapter} seed {seed}: {run['error']}"
@@ -298,14 +315,23 @@ def _claims(args, claims_parser) -> int:
 
 
 def _carry_over(chapters, args, claims_parser) -> int:
+    from localization import jobs
     from localization.book import claims_sweep
 
     try:
         result = claims_sweep.carry_over(
-            chapters, args.carry_over, jobs=args.jobs, progress=not args.no_progress, baseline=args.baseline
+            chapters,
+            args.carry_over,
+            jobs=args.jobs,
+            progress=not args.no_progress,
+            baseline=args.baseline,
+            scheduler=args.scheduler,
         )
     except ValueError as e:
         claims_parser.error(f"--carry-over: {e}")
+    except (ConnectionError, jobs.WorkerMismatchError, jobs.JobFailedError) as e:
+        print(f"claims --carry-over: {e}", file=sys.stderr)
+        return 1
     for chapter, found in result.items():
         print(
             f"{chapter}: " + ("carried over" if not found else "differs, record kept stale:\n  " + "\n  ".join(found))

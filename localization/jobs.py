@@ -59,6 +59,7 @@ __all__ = [
     "project_version",
     "scheduler_address",
     "stored_result",
+    "discard",
     "run_jobs",
 ]
 
@@ -95,9 +96,9 @@ class JobFailedError(RuntimeError):
         )
 
 
-def _json_text(value: Any, what: str) -> str:
+def _json_text(value: Any, what: str, sort_keys: bool = True) -> str:
     try:
-        return json.dumps(value, allow_nan=False, sort_keys=True)
+        return json.dumps(value, allow_nan=False, sort_keys=sort_keys)
     except (TypeError, ValueError) as e:
         raise TypeError(
             f"{what} must be JSON (str, finite numbers, bool, None, lists, dicts), got {value!r}: {e}"
@@ -158,7 +159,10 @@ class Job:
         object.__setattr__(self, "kwargs", dict(self.kwargs))
 
     def identity(self, commit: str) -> dict[str, Any]:
-        """Return what makes a stored result this job's: ``{"source", "seed", "commit"}``."""
+        """Return what makes a stored result this job's: ``{"source", "seed", "commit"}``.
+
+        ``commit`` is the batch's :attr:`ProjectVersion.stamp`.
+        """
         return {"source": self.source, "seed": self.seed, "commit": commit}
 
 
@@ -181,6 +185,15 @@ class ProjectVersion:
     commit: str
     digest: str
     checkout: str
+
+    @property
+    def stamp(self) -> str:
+        """What stored results are keyed by: the commit, and with uncommitted changes the library's digest too.
+
+        ``"<hash>+uncommitted"`` names every state of an edited tree alike; a result computed before an
+        edit of the library must not be taken for one computed after it (``"<hash>+uncommitted:<digest[:16]>"``).
+        """
+        return f"{self.commit}:{self.digest[:16]}" if self.commit.endswith("+uncommitted") else self.commit
 
     def runs_same_code_as(self, other: ProjectVersion) -> bool:
         """Whether a worker of this version may run the jobs of a client of version ``other``.
@@ -264,7 +277,7 @@ def stored_result(store: str | os.PathLike, job: Job, commit: str) -> dict | Non
     job : Job
         The job.
     commit : str
-        The commit the batch runs (:attr:`ProjectVersion.commit`).
+        The code the batch runs (:attr:`ProjectVersion.stamp`).
 
     Returns
     -------
@@ -278,6 +291,36 @@ def stored_result(store: str | os.PathLike, job: Job, commit: str) -> dict | Non
     except (OSError, ValueError):
         return None
     return entry if isinstance(entry, dict) and entry.get("identity") == job.identity(commit) else None
+
+
+def discard(store: str | os.PathLike, jobs: Sequence[Job]) -> int:
+    """Remove the stored results of ``jobs`` from ``store``; return how many were removed.
+
+    The store is for resuming an interrupted batch, not a cache: once what the batch computes is
+    written (a record), its results are discarded, so that running the batch again runs it again
+    (files the jobs read may have changed without changing any job's identity).
+
+    Parameters
+    ----------
+    store : str or PathLike
+        The batch's directory of results (need not exist).
+    jobs : sequence of Job
+        The jobs whose results to remove.
+
+    Returns
+    -------
+    int
+        The number of files removed.
+    """
+    if isinstance(jobs, (str, bytes)) or not isinstance(jobs, Sequence) or not all(isinstance(j, Job) for j in jobs):
+        raise TypeError(f"jobs must be a sequence of Job, got {jobs!r}")
+    removed = 0
+    for job in jobs:
+        path = _result_path(Path(store), job.name)
+        if path.exists():
+            path.unlink()
+            removed += 1
+    return removed
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -453,10 +496,10 @@ def run_jobs(
 ) -> dict[str, Any]:
     """Run a batch of independent jobs on a Dask cluster, storing each result as it finishes.
 
-    Jobs whose result ``store`` already holds for their identity (source, seed and this commit) are
-    not run again; the others are submitted at once, in the order given (put the longest first), and
-    each is written to ``store/<name>.json`` as soon as it returns. Interrupted (Ctrl-C, a lost
-    client), the batch resumes with the jobs it had not stored.
+    Jobs whose result ``store`` already holds for their identity (source, seed and this code:
+    :attr:`ProjectVersion.stamp`) are not run again; the others are submitted at once, in the order
+    given (put the longest first), and each is written to ``store/<name>.json`` as soon as it returns.
+    Interrupted (Ctrl-C, a lost client), the batch resumes with the jobs it had not stored.
 
     Parameters
     ----------
@@ -510,7 +553,7 @@ def run_jobs(
     expected = project_version(paths)
     results: dict[str, Any] = {}
     for job in jobs:
-        entry = stored_result(store, job, expected.commit)
+        entry = stored_result(store, job, expected.stamp)
         if entry is not None:
             results[job.name] = entry["result"]
     pending = [job for job in jobs if job.name not in results]
@@ -538,7 +581,7 @@ def run_jobs(
             try:
                 for future in as_completed(futures):
                     job = futures.pop(future)
-                    why = _store(store, job, expected.commit, future, client, timeout, results)
+                    why = _store(store, job, expected.stamp, future, client, timeout, results)
                     if why:
                         failures[job.name] = why
                         bar.write(f"{job.name}: {why}")
@@ -574,7 +617,7 @@ def _store(store: Path, job: Job, commit: str, future, client, timeout, results:
             freed = f"that worker could not be restarted ({type(e).__name__}), the job may still run there"
         return f"timed out: still running after {timeout:g} s on worker {worker} ({freed})"
     try:
-        text = _json_text(value, f"the result of job {job.name!r}")
+        text = _json_text(value, f"the result of job {job.name!r}", sort_keys=False)  # keys in the job's order
     except TypeError as e:
         return str(e)
     entry = dict(

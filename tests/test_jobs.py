@@ -113,13 +113,38 @@ def test_run_jobs_refuses_bad_batches(tmp_path, monkeypatch):
 
 def test_a_stored_batch_runs_nothing_and_connects_to_nothing(tmp_path):
     """Every job stored under its identity: no scheduler is contacted (this one would be unreachable)."""
-    commit = jobs.project_version().commit
+    commit = jobs.project_version().stamp
     expected = {}
     for job in _batch(3):
         expected[job.name] = moments(**job.kwargs)
         entry = dict(name=job.name, identity=job.identity(commit), result=expected[job.name])
         (tmp_path / f"{job.name}.json").write_text(json.dumps(entry))
     assert jobs.run_jobs(_batch(3), tmp_path, scheduler="tcp://127.0.0.1:9", progress=False) == expected
+
+
+def test_stored_results_are_keyed_by_the_library_state_of_an_uncommitted_tree(tmp_path):
+    """Two states of an edited tree share the commit "<hash>+uncommitted": the digest tells them apart."""
+    clean = jobs.ProjectVersion("abc", "1" * 64, "here:/x")
+    assert clean.stamp == "abc"
+    edited, edited_again = (jobs.ProjectVersion("abc+uncommitted", d * 64, "here:/x") for d in "12")
+    assert edited.stamp == "abc+uncommitted:" + "1" * 16 and edited.stamp != edited_again.stamp
+    (job,) = _batch(1)
+    entry = dict(name=job.name, identity=job.identity(edited.stamp), result=[0.0, 1.0])
+    (tmp_path / f"{job.name}.json").write_text(json.dumps(entry))
+    assert jobs.stored_result(tmp_path, job, edited.stamp)["result"] == [0.0, 1.0]
+    assert jobs.stored_result(tmp_path, job, edited_again.stamp) is None  # the library changed: run again
+
+
+def test_discard_removes_only_the_batch_results(tmp_path):
+    batch = _batch(3)
+    for job in batch:
+        (tmp_path / f"{job.name}.json").write_text("{}")
+    (tmp_path / "other.json").write_text("{}")
+    assert jobs.discard(tmp_path, batch[:2]) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["moments.2.json", "other.json"]
+    assert jobs.discard(tmp_path / "absent", batch) == 0
+    with pytest.raises(TypeError, match="jobs must be a sequence of Job"):
+        jobs.discard(tmp_path, ["moments.2"])
 
 
 # -------------------------------------------------------------------------------------------------
@@ -134,7 +159,7 @@ def test_same_results_as_a_serial_run(cluster, tmp_path):
     assert list(results) == [job.name for job in batch] and results == serial
     stored = {p.stem: json.loads(p.read_text()) for p in tmp_path.iterdir()}
     assert set(stored) == set(serial)  # one file per job, no temporary file left
-    commit = jobs.project_version().commit
+    commit = jobs.project_version().stamp
     for job in batch:
         entry = stored[job.name]
         assert entry["result"] == serial[job.name] and entry["identity"] == job.identity(commit)

@@ -160,6 +160,30 @@ def test_large_n_sweep_record_structure(tmp_path):
     assert again["sizes"] == json.loads(path.read_text())["sizes"]
 
 
+def test_large_n_near_zero_settings_and_registration():
+    from localization import data
+    from localization.experiments import runs
+
+    s = ln.LARGE_N_NEAR_ZERO
+    assert runs.RUNS["large_n_near_zero"] is s
+    # N = 100 at batch 50 N, for the paper's 10 000 steps; the batch and step rule of LARGE_N_BATCH otherwise
+    assert s.ns == (100,) and s.batch == 50 * 100 and s.steps(100) == s.run(100).steps == 10_000
+    assert s.width_scales == () and (s.lr, s.inits, s.xi) == (ln.LARGE_N_BATCH.lr, 4, (0.3, 0.7))
+    exk = {
+        fam: [float(data.family_task(fam, p, xi=s.xi).marginals[1].excess_kurtosis) for p in values]
+        for fam, values in (("NLGP", s.gains), ("Kur", s.ks))
+    }
+    # three points of each family within 0.5 of zero excess kurtosis, one Kur point above zero
+    for fam in ("NLGP", "Kur"):
+        assert sum(abs(x) < 0.5 for x in exk[fam]) >= 3, exk
+    assert max(exk["Kur"]) > 0 > min(exk["Kur"]), exk
+    # the long run: the same batch, twice the horizon, the points nearest zero only
+    long = ln.LARGE_N_NEAR_ZERO_LONG
+    assert runs.RUNS["large_n_near_zero_long"] is long
+    assert long.steps(100) == 2 * s.steps(100) and long.batch == s.batch and long.ns == s.ns
+    assert set(long.gains) < set(s.gains) and set(long.ks) < set(s.ks) and max(long.ks) < max(s.ks)
+
+
 def test_data_init_summary_splits_every_task():
     rng = np.random.default_rng(0)
     record = dict(settings=dict(n=8), ipr=rng.random((2, 3, 4)).tolist(), peak=rng.integers(0, 8, (2, 3, 4)).tolist())
@@ -168,3 +192,37 @@ def test_data_init_summary_splits_every_task():
     assert s.ipr[1] == di.two_way_variance(np.asarray(record["ipr"][1]))
     with pytest.raises(TypeError, match="record"):
         di.data_init_summary({"ipr": []})
+
+
+def test_mean_ipr_paths_averages_initialisations_of_one_size():
+    # two points, three initialisations, two checkpoints; the mean over inits is known exactly
+    path = [[[0.1, 0.2], [0.3, 0.4], [0.5, 0.9]], [[0.0, 1.0], [0.0, 1.0], [0.3, 0.1]]]
+    size = dict(n=50, NLGP=dict(ipr_path=path), Kur=dict(ipr_path=path))
+    got = ln.mean_ipr_paths(dict(sizes=[size]), "NLGP")
+    np.testing.assert_allclose(got, [[0.3, 0.5], [0.1, 0.7]], rtol=1e-12)
+    two = dict(sizes=[size, {**size, "n": 80, "Kur": dict(ipr_path=[[[1.0, 1.0]]])}])
+    np.testing.assert_allclose(ln.mean_ipr_paths(two, "Kur", n=80), [[1.0, 1.0]])
+    with pytest.raises(ValueError, match="n must name a size"):
+        ln.mean_ipr_paths(two, "Kur")
+    with pytest.raises(ValueError, match="n must be a size"):
+        ln.mean_ipr_paths(two, "Kur", n=60)
+    with pytest.raises(ValueError, match="family"):
+        ln.mean_ipr_paths(dict(sizes=[size]), "Ising")
+
+
+def test_rise_time_interpolates_the_fraction_of_the_rise():
+    times = np.array([0.0, 10.0, 20.0, 30.0, 40.0])
+    # start 0, end (mean of the last 2) 1: the half rise at 0.5, between t = 10 (0.4) and 20 (0.8)
+    curve = np.array([0.0, 0.4, 0.8, 1.0, 1.0])
+    assert ln.rise_time(times, curve, 0.5, tail=2) == pytest.approx(12.5, abs=1e-12)
+    assert ln.rise_time(times, curve, 1.0, tail=2) == pytest.approx(30.0, abs=1e-12)
+    # the end is the mean of the tail: 0.8 with tail 3 ((0.4 + 1 + 1) / 3), half at 0.4 -> t = 20
+    curve2 = np.array([0.0, 0.2, 0.4, 1.0, 1.0])
+    assert ln.rise_time(times, curve2, 0.5, tail=3) == pytest.approx(20.0, abs=1e-12)
+    assert math.isnan(ln.rise_time(times, curve[::-1]))
+    with pytest.raises(ValueError, match="fraction"):
+        ln.rise_time(times, curve, 0.0)
+    with pytest.raises(ValueError, match="tail"):
+        ln.rise_time(times, curve, tail=6)
+    with pytest.raises(ValueError, match="1-D"):
+        ln.rise_time(times[:3], curve)

@@ -7,6 +7,13 @@ chapter to ``book/data/claims/<chapter>.json``: the commit, the chapter's source
 run time and error (if a plain ``assert`` or anything else stopped the chapter), and every claim's
 observations. A chapter re-swept with unchanged source keeps its other seeds' observations.
 
+Each (chapter, seed) execution is one job of :mod:`localization.jobs` (:func:`run_chapter`): on a
+local Dask cluster of ``jobs`` workers by default, or on a running cluster (``scheduler=`` or the
+environment variable ``LOCALIZATION_SCHEDULER``: the README's "On a cluster"). Each job's result is
+stored under ``_build/claims-jobs`` as it finishes, so an interrupted sweep, run again, executes only
+the executions it had not finished (same chapter source, seed and code); the records are written once
+every job has finished, in the same order as a serial run, and the stored results are then discarded.
+
 Seeds are of two kinds (:mod:`localization.book.claims`). The default, 100-109, are **development**
 seeds: the first recorded sweep, after which some bounds were revised. ``held_out=True``
 (``--held-out``) runs the fresh **held-out** seeds :data:`~localization.book.claims.HELD_OUT_SEEDS`, which no
@@ -19,16 +26,17 @@ listed in :data:`~localization.book.claims.REVISIONS`. The references use seed 0
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import re
 import subprocess
+import sys
 import tempfile
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
+from localization import jobs as jobs_engine
 from localization import records
 from localization.book import claims, notebooks
 
@@ -41,6 +49,9 @@ __all__ = [
     "executable_chapters",
     "parse_seeds",
     "held_out_ready",
+    "JOB_STORE",
+    "JOB_TIMEOUT",
+    "run_chapter",
     "sweep",
     "carry_differences",
     "restate",
@@ -50,6 +61,10 @@ __all__ = [
 ROOT, BOOK = notebooks.ROOT, notebooks.BOOK
 #: Development seeds of the committed record (see :data:`localization.book.claims.DEVELOPMENT_SEEDS`).
 DEFAULT_SEEDS = tuple(range(100, 110))
+#: Where a sweep stores each execution's result until its records are written (to resume an interrupted one).
+JOB_STORE = ROOT / "_build" / "claims-jobs"
+#: Seconds one chapter execution may take before its job counts as failed (the longest take minutes).
+JOB_TIMEOUT = 4 * 3600.0
 
 
 def executable_chapters(book_dir: Path = BOOK) -> list[str]:
@@ -103,6 +118,63 @@ def _run_one(chapter: str, seed: int, log: Path, cache: Path, root: Path = ROOT)
     return done.seconds, error[-500:]
 
 
+def run_chapter(chapter: str, seed: int, digest: str, root: str | None = None) -> dict:
+    """Execute one chapter under one seed and return what its claims logged: the job of a sweep.
+
+    Run by a worker of :mod:`localization.jobs` (or directly: the serial path). The chapter must be
+    the source the sweep hashed before it started: a worker whose chapter differs (edited since, or
+    another checkout) refuses rather than attribute its results to that hash.
+
+    Parameters
+    ----------
+    chapter : str
+        An executable chapter's name (``book/<chapter>.md``).
+    seed : int
+        The book seed ``LOCALIZATION_SEED`` (non-negative).
+    digest : str
+        The chapter's :func:`localization.book.claims.source_hash` as the sweep found it.
+    root : str or None
+        The checkout whose chapter and library run (a baseline worktree); None: this worker's own.
+
+    Returns
+    -------
+    dict
+        ``seconds`` (wall time, float), ``error`` (the line that stopped the chapter, or None) and
+        ``observations`` (the logged claims, in the order stated: ``id``, ``value``, ``op``, ``bound``,
+        ``holds``, ``seed``, ``chapter``, ``says``, ``loose``).
+
+    Raises
+    ------
+    ValueError
+        A bad argument, a missing chapter, or a chapter whose source hash is not ``digest``.
+    """
+    if not isinstance(chapter, str) or not re.fullmatch(r"[A-Za-z0-9_][\w-]*", chapter):
+        raise ValueError(f"chapter must be a chapter's name (letters, digits, '_', '-'), got {chapter!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    if not isinstance(digest, str) or not digest:
+        raise ValueError(f"digest must be the chapter's source hash (a non-empty str), got {digest!r}")
+    if root is not None and not isinstance(root, str):
+        raise TypeError(f"root must be a checkout's path (str) or None, got {root!r}")
+    checkout = ROOT if root is None else Path(root)
+    path = checkout / "book" / f"{chapter}.md"
+    if not path.is_file():
+        raise ValueError(f"chapter {chapter!r}: no {path} on this worker")
+    found = claims.source_hash(path)
+    if found != digest:
+        raise ValueError(
+            f"digest: {path} has source hash {found[:12]}, the sweep hashed {digest[:12]} (the chapter was edited "
+            "since the sweep started, or this worker has another checkout): not executed"
+        )
+    cache = ROOT / "_build" / "jax-cache"
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "claims.jsonl"
+        seconds, error = _run_one(chapter, seed, log, cache, checkout)
+        text = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    return {"seconds": seconds, "error": error, "observations": [json.loads(line) for line in text]}
+
+
 def _merge(
     chapter: str, seeds, outcomes: dict, observations: list[dict], out_dir: Path, commit: str, digest: str
 ) -> dict:
@@ -151,34 +223,60 @@ def _check_chapters(chapters, jobs: int) -> None:
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
 
 
-def _execute(chapters, seeds, jobs: int, progress: bool, roots: tuple[Path, ...] = (ROOT,)) -> tuple[dict, dict]:
-    """Run every chapter under every seed: (outcomes[chapter][seed], observation lines by chapter)."""
-    from tqdm.auto import tqdm
+def _job_name(chapter: str, seed: int, r: int) -> str:
+    return f"{chapter}.{seed}" + (".baseline" if r else "")
 
-    cache = ROOT / "_build" / "jax-cache"
-    cache.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        logs = {(c, s, r): Path(tmp) / f"{c}-{s}-{r}.jsonl" for c in chapters for s in seeds for r in range(len(roots))}
-        outcomes: dict = {(c, r) if r else c: {} for c in chapters for r in range(len(roots))}
-        bar = tqdm(total=len(logs), desc="chapters x seeds", unit="run", disable=not progress)
-        # processes, not threads: each drives its kernel with its own event loop (spawned: the parent
-        # may hold JAX's threads)
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {pool.submit(_run_one, c, s, logs[c, s, r], cache, roots[r]): (c, s, r) for (c, s, r) in logs}
-            for future in as_completed(futures):
-                chapter, seed, r = futures[future]
-                outcomes[(chapter, r) if r else chapter][seed] = future.result()
-                if future.result()[1]:
-                    bar.write(f"{chapter} seed {seed}{' (baseline)' * bool(r)}: {future.result()[1]}")
-                bar.set_postfix_str(f"{chapter} {seed}")
-                bar.update()
-        bar.close()
-        lines = {(c, r) if r else c: [] for c in chapters for r in range(len(roots))}
-        for (chapter, _seed, r), log in logs.items():
-            if log.exists():
-                text = log.read_text(encoding="utf-8").splitlines()
-                lines[(chapter, r) if r else chapter].extend(json.loads(line) for line in text)
-    return outcomes, lines
+
+def _execute(
+    chapters,
+    seeds,
+    jobs: int,
+    progress: bool,
+    roots: tuple[Path, ...] = (ROOT,),
+    *,
+    digests: Mapping[tuple[str, int], str] | None = None,
+    scheduler: str | None = None,
+    store: Path = JOB_STORE,
+) -> tuple[dict, dict, list]:
+    """Run every chapter under every seed (and root) as jobs of :mod:`localization.jobs`.
+
+    Returns (outcomes[chapter][seed] = (seconds, error), observation lines by chapter, the jobs); the
+    key of a chapter under ``roots[r]``, r > 0, is ``(chapter, r)``. The results are gathered in the
+    order of the jobs (chapter, seed, root), not the order they finished in: the records come out as a
+    serial run writes them. ``digests[(chapter, r)]`` is the source hash each job must find (default:
+    hashed now).
+    """
+    if digests is None:
+        digests = {
+            (c, r): claims.source_hash(root / "book" / f"{c}.md") for c in chapters for r, root in enumerate(roots)
+        }
+    batch, keys = [], {}
+    for c in chapters:
+        for s in seeds:
+            for r, root in enumerate(roots):
+                kwargs = {"chapter": c, "seed": s, "digest": digests[c, r], "root": None if root == ROOT else str(root)}
+                job = jobs_engine.Job(_job_name(c, s, r), f"{__name__}:run_chapter", kwargs, digests[c, r], s)
+                batch.append(job)
+                keys[job.name] = ((c, r) if r else c, s)
+    results = jobs_engine.run_jobs(
+        batch,
+        store,
+        scheduler=scheduler,
+        workers=jobs,
+        timeout=JOB_TIMEOUT,
+        paths=("book", "localization"),
+        progress=progress,
+    )
+    outcomes: dict = {(c, r) if r else c: {} for c in chapters for r in range(len(roots))}
+    lines: dict = {key: [] for key in outcomes}
+    for job in batch:
+        key, seed = keys[job.name]
+        result = results[job.name]
+        outcomes[key][seed] = (result["seconds"], result["error"])
+        lines[key].extend(result["observations"])
+        if progress and result["error"]:
+            print(f"{job.name.replace('.', ' seed ', 1)}: {result['error']}", file=sys.stderr)
+    return outcomes, lines, batch
 
 
 def held_out_ready(chapter: str, out_dir: Path = claims.RECORD_DIR) -> str | None:
@@ -214,12 +312,21 @@ def sweep(
     out_dir: Path = claims.RECORD_DIR,
     progress: bool = True,
     held_out: bool = False,
+    scheduler: str | None = None,
 ) -> dict:
     """Execute every chapter under every seed and write the records; returns them by chapter.
 
     With ``held_out=True`` the seeds are :data:`~localization.book.claims.HELD_OUT_SEEDS` (``seeds`` is
     ignored) and every chapter must pass :func:`held_out_ready`; otherwise ``seeds`` must not include a
     held-out seed.
+
+    The executions run as jobs (:func:`run_chapter`) on a local Dask cluster of ``jobs`` workers, or
+    on the running cluster at ``scheduler`` (default: the environment variable
+    ``LOCALIZATION_SCHEDULER``, if set); each result is stored in :data:`JOB_STORE` as it finishes, so
+    a sweep interrupted and run again executes only what it had not finished. Raises
+    :class:`localization.jobs.JobFailedError` (no record written; the finished executions stay stored)
+    if an execution could not run: a worker whose chapter differs from the hashed source, a timeout,
+    a worker lost too often; a chapter that *raises* is a result (its run's ``error``), not a failure.
     """
     _check_chapters(chapters, jobs)
     if held_out:
@@ -234,8 +341,12 @@ def sweep(
         )
     commit = _commit()
     digests = {c: claims.source_hash(BOOK / f"{c}.md") for c in chapters}
-    outcomes, lines = _execute(chapters, seeds, jobs, progress)
-    return {c: _merge(c, seeds, outcomes[c], lines[c], Path(out_dir), commit, digests[c]) for c in chapters}
+    outcomes, lines, batch = _execute(
+        chapters, seeds, jobs, progress, digests={(c, 0): d for c, d in digests.items()}, scheduler=scheduler
+    )
+    written = {c: _merge(c, seeds, outcomes[c], lines[c], Path(out_dir), commit, digests[c]) for c in chapters}
+    jobs_engine.discard(JOB_STORE, batch)  # the records hold them now; a new sweep runs again
+    return written
 
 
 #: Agreement a carried-over record needs: every claim's value and bound, re-executed under a recorded seed.
@@ -340,6 +451,7 @@ def carry_over(
     out_dir: Path = claims.RECORD_DIR,
     progress: bool = True,
     baseline: str | None = None,
+    scheduler: str | None = None,
 ) -> dict[str, list[str]]:
     """Carry records over a change of code that should not change any claim (a refactor).
 
@@ -370,7 +482,11 @@ def carry_over(
     progress : bool
         Show a progress bar.
     baseline : str or None
-        A commit to compare with instead of the recorded observations.
+        A commit to compare with instead of the recorded observations (its worktree is made here:
+        not with a scheduler).
+    scheduler : str or None
+        A running Dask scheduler's address (default: ``LOCALIZATION_SCHEDULER`` if set, else a local
+        cluster of ``jobs`` workers); the executions' results are kept in a temporary store.
 
     Returns
     -------
@@ -378,6 +494,11 @@ def carry_over(
         chapter → its disagreements (empty list: carried over).
     """
     _check_chapters(chapters, jobs)
+    if baseline is not None and jobs_engine.scheduler_address(scheduler) is not None:
+        raise ValueError(
+            f"baseline {baseline!r} needs a local cluster (its worktree is checked out on this machine), but a "
+            f"scheduler is set ({jobs_engine.scheduler_address(scheduler)}): unset {jobs_engine.SCHEDULER_ENV}"
+        )
     records = claims.read_records(out_dir)
     stale, digests = [], {chapter: claims.source_hash(BOOK / f"{chapter}.md") for chapter in chapters}
     for chapter in chapters:
@@ -405,7 +526,10 @@ def carry_over(
                         "from (another hash); choose the commit of that source"
                     )
         try:
-            outcomes, lines = _execute(stale, (seed,), jobs, progress, roots)
+            expected = {(c, 0): digests[c] for c in stale} | {(c, 1): records[c]["source_sha256"] for c in stale}
+            outcomes, lines, _ = _execute(
+                stale, (seed,), jobs, progress, roots, digests=expected, scheduler=scheduler, store=Path(tmp) / "jobs"
+            )
         finally:
             if len(roots) > 1:
                 subprocess.run(["git", "worktree", "remove", "--force", str(roots[1])], cwd=ROOT, capture_output=True)

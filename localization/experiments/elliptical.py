@@ -727,6 +727,7 @@ def t3_protocol_record(
     seeds: Sequence[int] = (0, 1, 2),
     protocols: Mapping[str, T3Protocol] | None = None,
     resume: bool = False,
+    results: Mapping[int, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Run :func:`t3_protocol_run` for every protocol and seed; return (and optionally write) the record.
 
@@ -744,6 +745,9 @@ def t3_protocol_record(
         Record key -> protocol (default :data:`T3_PROTOCOLS`).
     resume : bool
         Keep the seeds already in ``path``.
+    results : Mapping of int to Mapping, optional
+        For each seed to run, its :func:`t3_protocol_run` result per protocol key, computed elsewhere
+        (by ``python -m localization.experiments.runs`` on a Dask cluster); the record is then written once.
 
     Returns
     -------
@@ -787,13 +791,23 @@ def t3_protocol_record(
             raise ValueError(f"resume: the settings of {path} differ from {settings}")
         record["seeds"] = old["seeds"]
     done = {entry["seed"] for entry in record["seeds"]}
+    if results is not None:
+        if not isinstance(results, Mapping):
+            raise TypeError(f"results must be a mapping of seed to protocol results or None, got {results!r}")
+        missing = [s for s in seeds if s not in done and set(results.get(s, ())) != set(protocols)]
+        if missing:
+            raise ValueError(f"results must hold every protocol of every seed to run, missing seeds {missing}")
     for seed in seeds:
         if seed in done:
             continue
         entry: dict[str, Any] = dict(seed=seed, commit=records.commit())
         for name, protocol in protocols.items():
-            entry[name] = t3_protocol_run(t3_seed_key(seed, protocol), protocol)
+            entry[name] = (
+                t3_protocol_run(t3_seed_key(seed, protocol), protocol) if results is None else results[seed][name]
+            )
         record["seeds"].append(entry)
-        if path is not None:
+        if path is not None and results is None:
             records.write(path, record, compact=True)
+    if path is not None and results is not None:
+        records.write(path, record, compact=True)
     return record

@@ -1,14 +1,18 @@
 r"""Beyond the paper: the transition of Fig. 5 at several input sizes N (simulation chapter).
 
 * :class:`LargeNSettings`, :data:`LARGE_N` (the recorded sweep), :data:`LARGE_N_LONG` and
-  :data:`LARGE_N_BATCH` (N = 100 with four times the horizon, or ten times the batch).
+  :data:`LARGE_N_BATCH` (N = 100 with four times the horizon, or ten times the batch),
+  :data:`LARGE_N_NEAR_ZERO` (N = 100 at batch 5000 = 50 N, points near zero excess kurtosis) and
+  :data:`LARGE_N_NEAR_ZERO_LONG` (its points nearest zero for twice the horizon).
 * :func:`large_n_size`, :func:`large_n_sweep` — vmapped :func:`~localization.experiments.simulation.ipr_sweep`
   calls per family and size, written to a JSON record (``book/data/large_n*.json``) by
-  ``python -m localization.experiments.runs large_n|large_n_long|large_n_batch PATH``.
+  ``python -m localization.experiments.runs large_n|large_n_long|large_n_batch|large_n_near_zero[_long] PATH``.
 * the field's width in sites holding 90 % of :math:`\|w\|^2`
   (:func:`localization.field_analysis.sites_holding`),
   :func:`transition_point` (where a mean IPR curve crosses a level), :func:`large_n_summary`,
-  :func:`strongest_gain_ipr` (the mean IPR during training of the strongest NLGP gain at every N).
+  :func:`strongest_gain_ipr` (the mean IPR during training of the strongest NLGP gain at every N),
+  :func:`mean_ipr_paths` (every point's mean IPR during training at one size) and :func:`rise_time`
+  (when a mean IPR curve has made a given fraction of its rise).
 """
 
 from __future__ import annotations
@@ -33,12 +37,16 @@ __all__ = [
     "LARGE_N",
     "LARGE_N_LONG",
     "LARGE_N_BATCH",
+    "LARGE_N_NEAR_ZERO",
+    "LARGE_N_NEAR_ZERO_LONG",
     "large_n_size",
     "large_n_sweep",
     "transition_point",
     "LargeNSize",
     "large_n_summary",
     "strongest_gain_ipr",
+    "mean_ipr_paths",
+    "rise_time",
 ]
 
 
@@ -129,6 +137,19 @@ LARGE_N_LONG = LargeNSettings(
 #: The same points at N = 100 with ten times :data:`LARGE_N`'s batch (less gradient noise), at its
 #: horizon (``book/data/large_n_batch.json``).
 LARGE_N_BATCH = LARGE_N_LONG.replace(batch=5000, min_steps=6000, max_steps=6000, checkpoints=13)
+#: N = 100 at batch 5000 (50 N) for three points of each family near zero excess kurtosis and one
+#: well inside the localized side (NLGP 0.464, Kur 7.7); Kur(5.8) has excess kurtosis +0.07. The
+#: horizon is the paper's 10 000 steps: at N = 40 and this batch the points near zero settle by
+#: about 5500 steps (``book/data/fig5_near_zero.json``), and localization takes longer at larger N.
+#: One record per seed (``book/data/large_n_near_zero.json`` seed 0, ``..._seed1.json`` seed 1, ...).
+LARGE_N_NEAR_ZERO = LARGE_N_BATCH.replace(
+    gains=(0.14, 0.19, 0.278, 0.464), ks=(5.8, 6.0, 6.1, 7.7), min_steps=10_000, max_steps=10_000, checkpoints=21
+)
+#: The points of :data:`LARGE_N_NEAR_ZERO` nearest zero, for twice its horizon: at N = 100 they were
+#: still rising at 10 000 steps (``book/data/large_n_near_zero_long.json``).
+LARGE_N_NEAR_ZERO_LONG = LARGE_N_NEAR_ZERO.replace(
+    gains=(0.14, 0.19, 0.278), ks=(5.8, 6.0, 6.1), min_steps=20_000, max_steps=20_000, checkpoints=41
+)
 
 
 def _field_record(sweep) -> dict:
@@ -200,6 +221,7 @@ def large_n_sweep(
     path: str | None = None,
     resume: bool = False,
     provenance: Mapping[str, Any] | None = None,
+    results: Mapping[int, dict] | None = None,
 ) -> dict:
     """Run :func:`large_n_size` at every ``settings.ns`` and return (and optionally write) the record.
 
@@ -220,6 +242,10 @@ def large_n_sweep(
         What the record states about the run, not used to run it: ``command`` (the command line that
         writes it) and ``seed`` (the integer ``key`` was made from);
         :func:`localization.experiments.runs.main` passes both. Missing entries are recorded as None.
+    results : Mapping of int to dict, optional
+        The :func:`large_n_size` records of the sizes to run by N, computed elsewhere (by
+        ``python -m localization.experiments.runs`` on a Dask cluster, from the same key); the record
+        is then written once.
 
     Returns
     -------
@@ -260,12 +286,21 @@ def large_n_sweep(
             record["sizes"] = old["sizes"]
             record["commit"] = old["commit"]
     done = {sz["n"] for sz in record["sizes"]}
+    if results is not None:
+        if not isinstance(results, Mapping):
+            raise TypeError(f"results must be a mapping of N to a size's record or None, got {type(results).__name__}")
+        missing = [n for n in settings.ns if n not in done and n not in results]
+        if missing:
+            raise ValueError(f"results must hold every size to run, missing N = {missing}")
     for n in settings.ns:
         if n in done:
             continue
-        record["sizes"].append({**large_n_size(key, n, settings), "commit": commit})
-        if path is not None:
+        size = large_n_size(key, n, settings) if results is None else results[n]
+        record["sizes"].append({**size, "commit": commit})
+        if path is not None and results is None:
             records.write(path, record)
+    if path is not None and results is not None:
+        records.write(path, record)
     return record
 
 
@@ -402,3 +437,79 @@ def large_n_summary(record: Mapping[str, Any], level: float = 0.5) -> list[Large
             )
         )
     return out
+
+
+def mean_ipr_paths(record: Mapping[str, Any], family: str, n: int | None = None) -> np.ndarray:
+    """Return every point's IPR during training, averaged over the initialisations, at one size.
+
+    Parameters
+    ----------
+    record : Mapping
+        A :func:`large_n_sweep` record (JSON dict) with ``sizes``, each holding ``family``'s
+        ``ipr_path`` (P, I, C): P points, I initialisations, C checkpoints.
+    family : {"NLGP", "Kur"}
+        The family.
+    n : int or None
+        The input size; None for a record of one size.
+
+    Returns
+    -------
+    numpy.ndarray
+        (P, C) float64, in the order of the record's ``params`` (at the size's ``times``).
+    """
+    sizes = record.get("sizes") if isinstance(record, Mapping) else None
+    if not sizes:
+        raise ValueError("record must be a large_n_sweep record with at least one size")
+    if family not in ("NLGP", "Kur"):
+        raise ValueError(f"family must be 'NLGP' or 'Kur', got {family!r}")
+    if n is None:
+        if len(sizes) != 1:
+            raise ValueError(f"n must name a size of a record of {len(sizes)} sizes, got None")
+        (size,) = sizes
+    else:
+        n = v.integer("n", n, 2)
+        found = [sz for sz in sizes if sz["n"] == n]
+        if not found:
+            raise ValueError(f"n must be a size of the record, one of {[sz['n'] for sz in sizes]}, got {n}")
+        (size,) = found
+    return np.asarray(size[family]["ipr_path"], dtype=np.float64).mean(axis=1)
+
+
+def rise_time(times: ArrayLike, curve: ArrayLike, fraction: float = 0.5, tail: int = 3) -> float:
+    """First time a rising curve has made ``fraction`` of its rise, interpolated linearly.
+
+    The rise goes from the curve's first value to its end, the mean of its last ``tail`` values
+    (a noisy IPR curve has no single final value); the time is where the curve first reaches
+    ``start + fraction × (end - start)`` (:func:`localization.metrics.first_crossing`). NaN when the
+    curve ends no higher than it starts (no rise).
+
+    Parameters
+    ----------
+    times : ArrayLike
+        (C,) strictly increasing checkpoint times, C >= 2.
+    curve : ArrayLike
+        (C,) finite values (e.g. a mean IPR during training).
+    fraction : float
+        Fraction of the rise, in (0, 1].
+    tail : int
+        Number of last values averaged into the end, in [1, C].
+
+    Returns
+    -------
+    float
+        The time (NaN: no rise).
+    """
+    t = np.asarray(v.finite_real_array("times", times), dtype=np.float64)
+    y = np.asarray(v.finite_real_array("curve", curve), dtype=np.float64)
+    if t.ndim != 1 or t.shape != y.shape or t.size < 2:
+        raise ValueError(f"times and curve must be 1-D of one length >= 2, got {t.shape}, {y.shape}")
+    fraction = v.real_scalar("fraction", fraction)
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction}")
+    tail = v.integer("tail", tail, 1)
+    if tail > y.size:
+        raise ValueError(f"tail must be at most the number of checkpoints {y.size}, got {tail}")
+    start, end = y[0], float(y[-tail:].mean())
+    if end <= start:
+        return float("nan")
+    return float(metrics.first_crossing(t, y, start + fraction * (end - start)))

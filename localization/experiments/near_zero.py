@@ -353,7 +353,18 @@ def batch_scan_seed(seed: int, settings: BatchScanSettings = BATCH_SCAN) -> dict
     return dict(seed=seed, **batch_scan_run(_seed_key(seed, "batch-scan"), settings))
 
 
-def _write_record(kind: str, settings, seed_fn, path, seeds, resume: bool, description: str) -> dict:
+def _check_results(results: Any, points, done) -> None:
+    """``results`` (point → entry, computed elsewhere) must hold every point not ``done``."""
+    if results is None:
+        return
+    if not isinstance(results, dict):
+        raise TypeError(f"results must be a dict of point to entry or None, got {type(results).__name__}")
+    missing = [p for p in points if p not in done and p not in results]
+    if missing:
+        raise ValueError(f"results must hold every point to run, missing {missing}")
+
+
+def _write_record(kind: str, settings, seed_fn, path, seeds, resume: bool, description: str, results=None) -> dict:
     import os
 
     commit = records.commit()
@@ -371,17 +382,26 @@ def _write_record(kind: str, settings, seed_fn, path, seeds, resume: bool, descr
             raise ValueError(f"resume: the settings of {path} differ from {settings}")
         record["seeds"] = old["seeds"]
     done = {s["seed"] for s in record["seeds"]}
+    _check_results(results, seeds, done)
     for seed in seeds:
         if seed in done:
             continue
-        record["seeds"].append({**seed_fn(seed, settings), "commit": commit})
-        if path is not None:
+        entry = seed_fn(seed, settings) if results is None else results[seed]
+        record["seeds"].append({**entry, "commit": commit})
+        if path is not None and results is None:
             records.write(path, record, compact=True)
+    if path is not None and results is not None:
+        records.write(path, record, compact=True)
     return record
 
 
 def near_zero_record(
-    settings: NearZeroSettings = NEAR_ZERO, *, path: str | None = None, resume: bool = False, name: str = "near_zero"
+    settings: NearZeroSettings = NEAR_ZERO,
+    *,
+    path: str | None = None,
+    resume: bool = False,
+    name: str = "near_zero",
+    results: dict[int, dict] | None = None,
 ) -> dict:
     """Run :func:`near_zero_seed` for every seed of ``settings`` and return (and optionally write) the record.
 
@@ -398,6 +418,9 @@ def near_zero_record(
         Keep the seeds already in ``path``.
     name : str
         The subcommand of ``python -m localization.experiments.runs`` quoted in the record.
+    results : dict of int to dict, optional
+        The entries of the seeds to run, computed elsewhere (by ``python -m localization.experiments.runs``
+        on a Dask cluster: the same function of the same seed); the record is then written once.
 
     Returns
     -------
@@ -411,11 +434,15 @@ def near_zero_record(
         "values near zero excess kurtosis, per seed: IPR, localization share and bump width at every "
         "checkpoint, final fields of unit norm"
     )
-    return _write_record(name, settings, near_zero_seed, path, settings.seeds, resume, description)
+    return _write_record(name, settings, near_zero_seed, path, settings.seeds, resume, description, results)
 
 
 def batch_scan_record(
-    settings: BatchScanSettings = BATCH_SCAN, *, path: str | None = None, resume: bool = False
+    settings: BatchScanSettings = BATCH_SCAN,
+    *,
+    path: str | None = None,
+    resume: bool = False,
+    results: dict[int, dict] | None = None,
 ) -> dict:
     """Run :func:`batch_scan_seed` for every seed of ``settings`` and return (and optionally write) the record.
 
@@ -427,6 +454,9 @@ def batch_scan_record(
         JSON file to write.
     resume : bool
         Keep the seeds already in ``path``.
+    results : dict of int to dict, optional
+        The entries of the seeds to run, computed elsewhere (by ``python -m localization.experiments.runs``
+        on a Dask cluster: the same function of the same seed); the record is then written once.
 
     Returns
     -------
@@ -439,7 +469,9 @@ def batch_scan_record(
         "experiments.near_zero.batch_scan_record: M2 on near-zero tasks from the same initialisations at "
         "several batches, per seed: IPR, localization share and bump width at every checkpoint"
     )
-    return _write_record("near_zero_batch", settings, batch_scan_seed, path, settings.seeds, resume, description)
+    return _write_record(
+        "near_zero_batch", settings, batch_scan_seed, path, settings.seeds, resume, description, results
+    )
 
 
 #: The records of this module by the name of their ``python -m localization.experiments.runs`` subcommand.
