@@ -169,3 +169,22 @@ def test_arguments_are_checked_by_name():
     with pytest.raises(TypeError, match="shape must be a tuple"):
         image_patches(KEY, "china.jpg", [4, 4], 5)
     assert math.isfinite(images.WHITENING_FLOOR) and images.DOG_SIGMAS == (1.0, 2.0)
+
+
+@pytest.mark.parametrize(
+    "image, preprocessing, shape, match",
+    [
+        ("moon.jpg", "raw", (40,), "image must be one of"),
+        ("china.jpg", "sharpened", (40,), "preprocessing must be one of"),
+        ("china.jpg", "raw", (4, 4, 4), "shape must be"),
+        ("china.jpg", "raw", (3,), "shape"),
+    ],
+)
+def test_check_data_set_names_the_bad_argument(image, preprocessing, shape, match):
+    with pytest.raises(ValueError, match=match):
+        images.check_data_set(image, preprocessing, shape)
+
+
+def test_check_data_set_returns_the_shape_as_a_tuple():
+    assert images.check_data_set("flower.jpg", "whitened", [8, 8]) == (8, 8)
+    assert images.check_data_set("china.jpg", "raw", 40) == (40,)

@@ -47,6 +47,7 @@ __all__ = [
     "grey_image",
     "image_rows",
     "image_patches",
+    "check_data_set",
 ]
 
 #: Where the photographs come from, as their README (``sklearn/datasets/images/README.txt``) records
@@ -101,6 +102,37 @@ def _preprocessing(value: Any) -> str:
     if not isinstance(value, str) or value not in PREPROCESSINGS:
         raise ValueError(f"preprocessing must be one of {PREPROCESSINGS}, got {value!r}")
     return value
+
+
+def check_data_set(image: Any, preprocessing: Any, shape: Any) -> tuple[int, ...]:
+    """Check one data set, a (photograph, preprocessing, shape), and return its shape as a tuple.
+
+    Parameters
+    ----------
+    image : str
+        One of :data:`IMAGE_NAMES`.
+    preprocessing : str
+        One of :data:`PREPROCESSINGS`.
+    shape : int, tuple or list of int
+        ``N`` or ``(N,)`` for rows of N pixels, ``(h, w)`` for patches; every axis >= 4.
+
+    Returns
+    -------
+    tuple of int
+        ``(N,)`` or ``(h, w)``.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument, its value and the valid choices.
+    """
+    if not isinstance(image, str) or image not in IMAGE_SOURCES:
+        raise ValueError(f"image must be one of {IMAGE_NAMES}, got {image!r}")
+    _preprocessing(preprocessing)
+    grid = v.shape("shape", tuple(shape) if isinstance(shape, list) else shape, minimum=4)
+    if len(grid) > 2:
+        raise ValueError(f"shape must be (N,) or (h, w), got {shape!r}")
+    return grid
 
 
 @functools.cache

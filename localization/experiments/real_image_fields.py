@@ -305,14 +305,7 @@ class FieldSettings:
     def __post_init__(self) -> None:
         """Validate every field (naming it, its value and the valid range) and normalise ``shape``."""
         put = functools.partial(object.__setattr__, self)
-        if self.image not in images.IMAGE_NAMES:
-            raise ValueError(f"image must be one of {images.IMAGE_NAMES}, got {self.image!r}")
-        if self.preprocessing not in images.PREPROCESSINGS:
-            raise ValueError(f"preprocessing must be one of {images.PREPROCESSINGS}, got {self.preprocessing!r}")
-        shape = v.shape("shape", tuple(self.shape) if isinstance(self.shape, list) else self.shape, minimum=4)
-        if len(shape) > 2:
-            raise ValueError(f"shape must be (N,) or (h, w), got {self.shape!r}")
-        put("shape", shape)
+        put("shape", images.check_data_set(self.image, self.preprocessing, self.shape))
         put("samples", v.integer("samples", self.samples, MIN_SAMPLES))
         put("neuron_inits", v.integer("neuron_inits", self.neuron_inits, 1))
         put("K", v.integer("K", self.K, 1))
@@ -322,7 +315,7 @@ class FieldSettings:
         put("sgd_time", v.positive("sgd_time", self.sgd_time))
         put("batch", v.integer("batch", self.batch, 1))
         put("checkpoints", v.integer("checkpoints", self.checkpoints, 3))
-        put("ica_samples", v.integer("ica_samples", self.ica_samples, math.prod(shape) + 1))
+        put("ica_samples", v.integer("ica_samples", self.ica_samples, math.prod(self.shape) + 1))
 
     def replace(self, **changes: Any) -> FieldSettings:
         """Return a copy with some fields changed (validated again)."""

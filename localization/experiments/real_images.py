@@ -166,14 +166,7 @@ class RealImageSettings:
     def __post_init__(self) -> None:
         """Validate every field (naming it, its value and the valid range) and normalise ``shape``."""
         put = functools.partial(object.__setattr__, self)
-        if self.image not in images.IMAGE_NAMES:
-            raise ValueError(f"image must be one of {images.IMAGE_NAMES}, got {self.image!r}")
-        if self.preprocessing not in images.PREPROCESSINGS:
-            raise ValueError(f"preprocessing must be one of {images.PREPROCESSINGS}, got {self.preprocessing!r}")
-        shape = v.shape("shape", tuple(self.shape) if isinstance(self.shape, list) else self.shape, minimum=4)
-        if len(shape) > 2:
-            raise ValueError(f"shape must be (N,) or (h, w), got {self.shape!r}")
-        put("shape", shape)
+        put("shape", images.check_data_set(self.image, self.preprocessing, self.shape))
         if self.task not in TASKS:
             raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
         if self.task == "lengthscale" and self.preprocessing == "whitened":
