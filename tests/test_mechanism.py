@@ -152,3 +152,19 @@ def test_amplifier_value_and_slope_is_phi_and_its_derivative_and_refuses_non_cal
     assert mech.amplifier_value_and_slope(lambda x: 2.0 * x, 0.3) == (0.6, 2.0)
     with pytest.raises(TypeError, match="phi must be callable"):
         mech.amplifier_value_and_slope(3.0, 0.3)
+
+
+def test_mode_threshold_is_the_least_ratio_over_the_non_constant_modes():
+    lam0 = np.array([0.5, 2.0, 1.0, 3.0])
+    lam1 = np.array([2.0, 1.0, 2.0, 1.0])
+    value, index = mech.mode_threshold(lam0, lam1)
+    r = lam0 / lam1
+    assert index == 2 and value == pytest.approx((1 + r[2]) / (1 + r[0]), rel=1e-15)
+    # a mode with lambda1 = 0 < lambda0 has r = inf and never wins; both zero is undefined
+    assert mech.mode_threshold(np.array([0.5, 1.0, 0.1]), np.array([2.0, 0.0, 1.0]))[1] == 2
+    with pytest.raises(ValueError, match="both class spectra vanish at entry 1"):
+        mech.mode_threshold(np.array([0.5, 0.0, 0.1]), np.array([2.0, 0.0, 1.0]))
+    with pytest.raises(ValueError, match="lambda1\\(0\\)"):
+        mech.mode_threshold(np.array([0.5, 1.0]), np.array([0.0, 1.0]))
+    with pytest.raises(ValueError, match="one length >= 2"):
+        mech.mode_threshold(np.ones(3), np.ones(4))

@@ -109,6 +109,7 @@ from localization import data, theory
 from localization import validation as v
 from localization.data import spectral
 from localization.data.marginals import KurMarginal, kur_excess_kurtosis_zero
+from localization.theory.mechanism import mode_threshold
 
 __all__ = [
     "FAMILIES",
@@ -146,8 +147,6 @@ XTOL = 1e-10
 FIT_POINTS = 3
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-# relative size below which an eigenvalue of Σ₁ is treated as 0 (FFT rounding is ~1e-16 N)
-_SPECTRUM_FLOOR = 1e-12
 # e^{-d²/ξ²} < 1e-300 beyond d = 26.3 ξ: the lattice sums of the asymptotics stop there
 _KERNEL_REACH = 27.0
 
@@ -373,21 +372,9 @@ def class_spectra(
 
 
 def _threshold(lam0: np.ndarray, lam1: np.ndarray) -> tuple[float, int]:
-    """min_{k≠0} (1 + r(k))/(1 + r(0)) and the frequency attaining it; r = λ₀/λ₁."""
-    n = lam1.shape[0]
-    scale = float(np.max(lam1))
-    resolved = lam1 > _SPECTRUM_FLOOR * scale
-    if not resolved[0]:
-        raise ValueError(f"lambda1(0) = {lam1[0]:.3g} must be positive (the constant state needs it)")
-    unresolved = ~resolved & (lam0 <= _SPECTRUM_FLOOR * max(float(np.max(lam0)), 1e-300))
-    if np.any(unresolved):  # both classes silent at one frequency: r there is 0/0
-        k = int(np.flatnonzero(unresolved)[0])
-        raise ValueError(f"both class spectra vanish at frequency {min(k, n - k)}: the threshold is undefined there")
-    # an unresolved λ₁ (≈ 0 up to rounding) with λ₀ > 0 means r = +inf: such a mode never sets the minimum
-    ratio = np.where(resolved, lam0 / np.where(resolved, lam1, 1.0), np.inf)
-    values = (1.0 + ratio[1:]) / (1.0 + ratio[0])
-    k = int(np.argmin(values)) + 1
-    return float(values[k - 1]), min(k, n - k)
+    """Return the threshold (:func:`localization.theory.mechanism.mode_threshold`) and the frequency attaining it."""
+    value, k = mode_threshold(lam0, lam1)
+    return value, min(k, lam1.shape[0] - k)
 
 
 def constant_state(n: int, parameter: float, *, family: str = "NLGP", xi: tuple[float, float] = XI) -> ConstantState:

@@ -440,8 +440,7 @@ def _constant_state(built: RealImageTask) -> ConstantState:
     alpha = math.sqrt(lam1[0] / built.settings.N)
     phi = built.amplifier
     value, slope = theory.mechanism.amplifier_value_and_slope(phi, alpha)
-    r = lam0 / lam1
-    threshold = float(np.min((1.0 + r[1:]) / (1.0 + r[0])))
+    threshold, _ = theory.mechanism.mode_threshold(lam0, lam1)
     return ConstantState(alpha, alpha * slope / value, threshold, value / alpha)
 
 

@@ -87,6 +87,7 @@ from localization.theory.mechanism import (
     effective_gain,
     ipr_rate_split,
     linear_mode_rates,
+    mode_threshold,
     single_mode_amplitude,
 )
 from localization.theory.tabulated import TabulatedAmplifier, tabulate_amplifier
@@ -132,6 +133,7 @@ __all__ = [
     "FourierSpectra",
     "circulant_spectra",
     "constant_mode_stability",
+    "mode_threshold",
     "effective_gain",
     "ipr_rate_split",
     "linear_mode_rates",

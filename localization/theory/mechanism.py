@@ -48,6 +48,7 @@ __all__ = [
     "single_mode_amplitude",
     "linear_mode_rates",
     "constant_mode_stability",
+    "mode_threshold",
     "amplifier_value_and_slope",
     "effective_gain",
     "ipr_rate_split",
@@ -247,6 +248,51 @@ def amplifier_value_and_slope(phi: PytreeAmplifier | Callable, a: float) -> tupl
     return float(value), float(slope)
 
 
+#: Relative floor below which a class eigenvalue counts as zero in :func:`mode_threshold` (FFT rounding).
+SPECTRUM_FLOOR = 1e-12
+
+
+def mode_threshold(lam0: ArrayLike, lam1: ArrayLike) -> tuple[float, int]:
+    r"""Return :math:`\min_{k\ne0}(1+r(k))/(1+r(0))`, :math:`r=\lambda_0/\lambda_1`, and the entry attaining it.
+
+    The elasticity ρ above which a Fourier mode grows at the constant state (:func:`constant_mode_stability`).
+    Entry 0 of both spectra must be the constant's; their order is otherwise free (DFT order, the real
+    Fourier basis's, a torus flattened). A mode whose λ₁ is zero up to rounding (below
+    :data:`SPECTRUM_FLOOR` times the largest) while λ₀ is not has r = ∞ and never attains the minimum.
+
+    Parameters
+    ----------
+    lam0, lam1 : ArrayLike
+        (N,) real eigenvalues of the two class covariances, N >= 2, entry 0 the constant's.
+
+    Returns
+    -------
+    threshold : float
+    index : int
+        The entry (1 <= index < N) where the minimum is attained (the first, on ties).
+
+    Raises
+    ------
+    ValueError
+        Spectra of other shapes, λ₁(0) not positive, or a mode where both spectra vanish (r = 0/0).
+    """
+    lam0 = np.asarray(v.finite_real_array("lam0", lam0), dtype=np.float64)
+    lam1 = np.asarray(v.finite_real_array("lam1", lam1), dtype=np.float64)
+    if lam0.ndim != 1 or lam0.shape != lam1.shape or lam0.shape[0] < 2:
+        raise ValueError(f"lam0 and lam1 must be 1-D of one length >= 2, got shapes {lam0.shape} and {lam1.shape}")
+    resolved = lam1 > SPECTRUM_FLOOR * float(np.max(lam1))
+    if not resolved[0]:
+        raise ValueError(f"lambda1(0) = {lam1[0]:.3g} must be positive (the constant state needs it)")
+    unresolved = ~resolved & (lam0 <= SPECTRUM_FLOOR * max(float(np.max(lam0)), 1e-300))
+    if np.any(unresolved):  # both classes silent at one frequency: r there is 0/0
+        k = int(np.flatnonzero(unresolved)[0])
+        raise ValueError(f"both class spectra vanish at entry {k}: the threshold is undefined there")
+    ratio = np.where(resolved, lam0 / np.where(resolved, lam1, 1.0), np.inf)
+    values = (1.0 + ratio[1:]) / (1.0 + ratio[0])
+    index = int(np.argmin(values)) + 1
+    return float(values[index - 1]), index
+
+
 def constant_mode_stability(phi: PytreeAmplifier | Callable, cov0: ArrayLike, cov1: ArrayLike) -> ConstantModeStability:
     r"""Return the constant fixed point of Eq. (5) and the growth rate of every Fourier mode there.
 
@@ -286,7 +332,7 @@ def constant_mode_stability(phi: PytreeAmplifier | Callable, cov0: ArrayLike, co
     r = lam0 / lam1
     rates = 0.5 * lam1 * ((1.0 + r[0]) * rho - 1.0 - r)
     rates[0] = -0.5 * (lam0[0] + lam1[0])
-    threshold = float(np.min((1.0 + r[1:]) / (1.0 + r[0])))
+    threshold, _ = mode_threshold(lam0, lam1)
     return ConstantModeStability(alpha, rho, value / (lam0[0] + lam1[0]), rates, threshold)
 
 
