@@ -8,9 +8,9 @@ models), :data:`FIG5` (paper Fig. 5 at the chapter's scale), :data:`PD` (the pha
   figures``), which the chapter calls: each derives its key from ``book.key``, calls the experiment
   (:mod:`localization.experiments.simulation`: ``six_models``, ``fig5``, ``settling_times``,
   ``phase_diagram``) and draws with :mod:`localization.figures.sweeps`;
-* :func:`large_n_transition`, :func:`large_n_time`, :func:`data_init_variance` — beyond the paper,
-  drawn from the records ``book/data/large_n.json`` and ``book/data/variance_data_init.json``
-  (:func:`read_record`);
+* :func:`large_n_transition`, :func:`large_n_time`, :func:`large_n_near_zero`,
+  :func:`data_init_variance` — beyond the paper, drawn from the records ``book/data/large_n*.json``,
+  ``book/data/fig5_near_zero.json`` and ``book/data/variance_data_init.json`` (:func:`read_record`);
 * :func:`paper_scale` — the recorded paper-scale Fig. 5 run (``book/data/fig5_paper_scale.json``) as
   arrays; :func:`as_recorded` — settings as a JSON record holds them;
 * :func:`explore_fields` — the chapter's explorer of learned fields (:data:`WIDGET`, :data:`WIDGET_STOPS`).
@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from matplotlib.colors import LinearSegmentedColormap
+from matplotlib.ticker import NullFormatter
 
 from localization import book, data, plotting
 from localization import experiments as ex
@@ -53,6 +54,12 @@ __all__ = [
     "read_record",
     "large_n_transition",
     "large_n_time",
+    "LARGE_N_NEAR_ZERO_PATHS",
+    "LARGE_N_NEAR_ZERO_LONG_PATH",
+    "NEAR_ZERO_RECORD_PATH",
+    "LargeNNearZero",
+    "near_zero_mean_paths",
+    "large_n_near_zero",
     "DataInit",
     "data_init_variance",
     "as_recorded",
@@ -386,6 +393,117 @@ def _draw_large_n_time(axes, summary: list, curves: list) -> None:
     axes[1].set_xlabel("$t / N$")
     axes[0].set_ylabel("mean IPR, NLGP($g$ = 10)")
     axes[0].legend(fontsize="small")
+
+
+#: The N = 100 near-zero runs at batch 5000, one record per seed (0, 1, 2), and the longer run (seed 0).
+LARGE_N_NEAR_ZERO_PATHS = (
+    "book/data/large_n_near_zero.json",
+    "book/data/large_n_near_zero_seed1.json",
+    "book/data/large_n_near_zero_seed2.json",
+)
+LARGE_N_NEAR_ZERO_LONG_PATH = "book/data/large_n_near_zero_long.json"
+#: The N = 40 near-zero record at the same batch (``experiments.near_zero``).
+NEAR_ZERO_RECORD_PATH = "book/data/fig5_near_zero.json"
+
+
+class LargeNNearZero(NamedTuple):
+    """The records :func:`large_n_near_zero` draws.
+
+    Attributes
+    ----------
+    seeds : list of dict, the N = 100 records of :data:`LARGE_N_NEAR_ZERO_PATHS` (seeds 0, 1, 2).
+    long : dict, the N = 100 record at twice the horizon (:data:`LARGE_N_NEAR_ZERO_LONG_PATH`).
+    n40 : dict, the N = 40 record (:data:`NEAR_ZERO_RECORD_PATH`).
+    """
+
+    seeds: list
+    long: dict
+    n40: dict
+
+
+def near_zero_mean_paths(record: dict, family: str) -> Any:
+    """Return the mean IPR during training of a near-zero record, over its seeds and initialisations.
+
+    Parameters
+    ----------
+    record : dict
+        A record of ``experiments.near_zero`` (e.g. :data:`NEAR_ZERO_RECORD_PATH`): ``seeds``, each
+        holding ``family``'s ``ipr`` (P, I, C).
+    family : {"NLGP", "Kur"}
+        The family.
+
+    Returns
+    -------
+    numpy.ndarray
+        (P, C) float64, in the order of the record's ``gains`` or ``ks`` (at the seeds' ``times``).
+    """
+    import numpy as np
+
+    if family not in ("NLGP", "Kur"):
+        raise ValueError(f"family must be 'NLGP' or 'Kur', got {family!r}")
+    if not isinstance(record, dict) or not record.get("seeds"):
+        raise ValueError("record must be a near-zero record with at least one seed")
+    return np.asarray([s[family]["ipr"] for s in record["seeds"]], dtype=np.float64).mean(axis=(0, 2))
+
+
+@register("large_n_near_zero", "simulation")
+def large_n_near_zero(scale: str = "chapter") -> Built:
+    """Build the mean IPR during training near zero excess kurtosis at N = 40 and N = 100 (batch 5000).
+
+    One panel per family. For the points the two sizes share (NLGP 0.14, 0.19, 0.278; Kur 5.8, 6.0,
+    6.1): N = 40 dashed (the record of ``experiments.near_zero``, mean over its seeds and
+    initialisations), N = 100 solid (mean over the three seeds of :data:`LARGE_N_NEAR_ZERO_PATHS`)
+    and dotted to twice the horizon (seed 0); the N = 100 reference point (NLGP 0.464, Kur 7.7) in
+    grey; thin lines: the random levels 3/(N+2). Logarithmic IPR axis.
+
+    Parameters
+    ----------
+    scale : {"chapter", "paper"}
+        Accepted for the registry; the records are the same.
+
+    Returns
+    -------
+    Built
+        The figure and a :class:`LargeNNearZero` of the records.
+    """
+    import numpy as np
+
+    check_scale(scale)
+    seeds = [read_record(p) for p in LARGE_N_NEAR_ZERO_PATHS]
+    long = read_record(LARGE_N_NEAR_ZERO_LONG_PATH)
+    n40 = read_record(NEAR_ZERO_RECORD_PATH)
+    times100 = np.asarray(seeds[0]["sizes"][0]["times"], dtype=np.float64)
+    times_long = np.asarray(long["sizes"][0]["times"], dtype=np.float64)
+    times40 = np.asarray(n40["seeds"][0]["times"], dtype=np.float64)
+    fig = new_figure((plotting.COLUMN_WIDTH, 5.6), layout="constrained")
+    axes = fig.subplots(2, 1, sharex=True, sharey=True)
+    for ax, fam, label in [(axes[0], "NLGP", "NLGP($g$)"), (axes[1], "Kur", "Kur($k$)")]:
+        params = seeds[0]["sizes"][0][fam]["params"]
+        mean100 = np.mean([ex.large_n.mean_ipr_paths(r, fam) for r in seeds], axis=0)
+        mean_long = ex.large_n.mean_ipr_paths(long, fam)
+        long_params = long["sizes"][0][fam]["params"]
+        mean40 = near_zero_mean_paths(n40, fam)
+        params40 = n40["settings"]["gains" if fam == "NLGP" else "ks"]
+        for j, p in enumerate(long_params):
+            color = f"C{j}"
+            i100 = params.index(p)
+            i40 = int(np.argmin(np.abs(np.asarray(params40) - p)))
+            ax.plot(times100, mean100[i100], "-", color=color, lw=1.5, label=f"{p:g}")
+            ax.plot(times_long, mean_long[j], ":", color=color, lw=1.2)
+            ax.plot(times40, mean40[i40], "--", color=color, lw=1.2)
+        ref = [i for i, p in enumerate(params) if p not in long_params]
+        for i in ref:
+            ax.plot(times100, mean100[i], "-", color="0.5", lw=1.5, label=f"{params[i]:g} (N = 100)")
+        for n in (40, 100):
+            ax.axhline(3 / (n + 2), color="0.7", lw=0.8)
+        ax.set_yscale("log")
+        ax.set_yticks([0.03, 0.05, 0.1, 0.2, 0.5], ["0.03", "0.05", "0.1", "0.2", "0.5"])
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.set_title(f"{label}: mean IPR, N = 100 solid (to $t$ = 2000 dotted), N = 40 dashed", fontsize="small")
+        ax.set_ylabel("mean IPR")
+        ax.legend(fontsize="x-small", ncols=2, loc="upper left")
+    axes[1].set_xlabel("time $t$ = steps × learning rate")
+    return Built(fig, LargeNNearZero(seeds=seeds, long=long, n40=n40))
 
 
 @register("data_init_variance", "simulation")
