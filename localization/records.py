@@ -152,6 +152,27 @@ MANIFEST: dict[str, Record] = {
         "book/data/large_n_batch.json --seed 0",
         "simulation",
     ),
+    "large_n_near_zero.json": Record(
+        "the Fig. 5 transition at N = 100 with batch 5000 (50 N) for 10 000 steps, near zero excess kurtosis: "
+        "NLGP(0.14, 0.19, 0.278) and Kur(5.8, 6.0, 6.1) with the references NLGP(0.464) and Kur(7.7), "
+        "4 initialisations, seed 0",
+        "nice -n 10 .venv/bin/python -m localization.experiments.runs large_n_near_zero "
+        "book/data/large_n_near_zero.json --seed 0",
+        "simulation",
+    ),
+    "large_n_near_zero_seed*.json": Record(
+        "the same run under seeds 1 and 2 (the file's suffix is the seed: replace 1 by 2 in the command)",
+        "nice -n 10 .venv/bin/python -m localization.experiments.runs large_n_near_zero "
+        "book/data/large_n_near_zero_seed1.json --seed 1",
+        "simulation",
+    ),
+    "large_n_near_zero_long.json": Record(
+        "the six points of the N = 100 near-zero run nearest zero (NLGP 0.14, 0.19, 0.278; Kur 5.8, 6.0, 6.1) "
+        "for twice its horizon (20 000 steps), seed 0",
+        "nice -n 10 .venv/bin/python -m localization.experiments.runs large_n_near_zero_long "
+        "book/data/large_n_near_zero_long.json --seed 0",
+        "simulation",
+    ),
     "variance_data_init.json": Record(
         "final IPR and peak site of M2 on a 10 × 10 grid of data streams × initialisations at Kur(10), "
         "Kur(6.1), Kur(5)",
@@ -170,6 +191,14 @@ MANIFEST: dict[str, Record] = {
         "and in float32) against the book's in Figs. 5 and 7",
         ".venv/bin/python -m localization.experiments.data_properties",
         "data",
+    ),
+    "hypercube_basins.json": Record(
+        "the basins of the exact flow on the hypercube at n = 6, 8, ..., 16 (Ising (0.3, 0.7) and the NLGP "
+        "law of sign(Z)): per ring size, 5 keys × 400 small starts followed to certified fixed points, the "
+        "counts and fractions at w_loc and at any localized fixed point, with the settings",
+        "nice -n 10 .venv/bin/python -m localization.experiments.hypercube_basin_scaling "
+        "--record book/data/hypercube_basins.json",
+        "hypercube",
     ),
     "scorecard.yaml": Record(
         "the scorecard's rows: each claim of the paper, its settings, verdict and check (written by hand)",

@@ -211,3 +211,59 @@ def test_basin_table_pools_the_keys(capsys):
         hbs.basin_table("Gauss", (6,), (0,), 4)
     with pytest.raises(ValueError, match="n must be <= 16"):
         hbs.basin_table("Ising", (17,), (0,), 4)
+
+
+def scaling_rows(broad_fractions, m):
+    """Rows as basin_table writes them, every localized start at w_loc, from broad fractions per n."""
+    ns = (6, 8, 10, 12, 14, 16)
+    return [
+        {"n": n, "arrived": m, "at_loc_hits": m - round(m * b), "localized_hits": m - round(m * b)}
+        for n, b in zip(ns, broad_fractions, strict=True)
+    ]
+
+
+def test_basin_scaling_recovers_a_geometric_shrink_above_the_threshold():
+    # broad odds exactly geometric, x0.6 per site, above a sharp threshold between n = 8 and 12; at
+    # m = 1e7 starts per n the sampling error of the slope is ~1e-3 and rounding adds far less
+    odds = 0.08 * 0.6 ** (np.array([12, 14, 16]) - 12)
+    broad = [0.9999, 0.999, 0.75, *(odds / (1 + odds))]
+    scaling = hbs.basin_scaling(scaling_rows(broad, 10**7))
+    assert 10 < scaling.threshold.half < 12 and scaling.above == (12, 14, 16)
+    assert abs(scaling.shrink - 0.6) < 5 * scaling.shrink_se and scaling.shrink_se < 5e-3
+    assert scaling.broad.deviance < scaling.broad_quantile and scaling.broad.dof == 1
+    # a logistic law cannot follow the sharp rise and the slow tail at once: chi2(4) at 0.999 is 18.47
+    assert scaling.threshold.deviance > 100 * scaling.threshold_quantile
+    assert abs(scaling.threshold_quantile - 18.467) < 1e-3
+
+
+def test_basin_scaling_refuses_bad_rows():
+    rows = scaling_rows([0.99, 0.9, 0.5, 0.2, 0.1, 0.05], 1000)
+    with pytest.raises(ValueError, match="localized_hits"):
+        hbs.basin_scaling([{k: v for k, v in r.items() if k != "localized_hits"} for r in rows])
+    with pytest.raises(ValueError, match="at least 3 ring sizes above the threshold"):
+        hbs.basin_scaling(scaling_rows([0.999, 0.99, 0.98, 0.97, 0.6, 0.1], 1000))
+    with pytest.raises(ValueError, match="level must be in"):
+        hbs.basin_scaling(rows, level=1.0)
+    with pytest.raises(TypeError, match="rows must be a list"):
+        hbs.basin_scaling(rows[0])
+
+
+def test_record_basin_tables_writes_both_families_with_the_settings(tmp_path, monkeypatch):
+    import json
+
+    calls = []  # basin_table itself is tested above: a stub records what the record asks of it
+
+    def table(family, ns, keys, num, *, law_key, **options):
+        calls.append((family, ns, keys, num, law_key, options))
+        return [{"n": n, "family": family} for n in ns]
+
+    monkeypatch.setattr(hbs, "basin_table", table)
+    record = hbs.record_basin_tables(str(tmp_path / "basins.json"), (6, 8), (0, 3), 4, law_key=7, lr=0.02)
+    assert record == json.loads((tmp_path / "basins.json").read_text(encoding="utf-8"))
+    settings = {"ns": [6, 8], "keys": [0, 3], "num": 4, "law_key": 7, "flow_options": {"lr": 0.02}}
+    assert record["settings"] == settings and "commit" in record and "jax_version" in record
+    assert calls == [(f, (6, 8), (0, 3), 4, 7, {"lr": 0.02}) for f in ("Ising", "NLGP")]
+    assert record["tables"] == {f: [{"n": 6, "family": f}, {"n": 8, "family": f}] for f in ("Ising", "NLGP")}
+    with pytest.raises(ValueError, match="existing directory"):
+        hbs.record_basin_tables(tmp_path / "no" / "basins.json", (6,), (0,), 4)
+    assert len(calls) == 2  # refused before running anything

@@ -2,13 +2,17 @@ r"""How the hypercube flow's basins scale with the ring size n (the survey over 
 
 :func:`basin_table` runs :func:`localization.experiments.hypercube_basins.basin_survey` over ring sizes and
 keys and pools the basin fractions as JSON-ready rows; :func:`basin_trend` fits a fraction against n by
-binomial maximum likelihood (a logistic law, with standard errors and its deviance). Command:
+binomial maximum likelihood (a logistic law, with standard errors and its deviance), and
+:func:`basin_scaling` fits the threshold and the shrinking of the broad basins above it to a table's rows;
+:func:`record_basin_tables` writes both families' tables as the book's record. Command:
 ``python -m localization.experiments.hypercube_basin_scaling Ising --n 10 --keys 0 1 2 3 4 --num 400``.
 """
 
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 from typing import NamedTuple
 
 import jax
@@ -28,7 +32,17 @@ from localization.experiments.hypercube_basins import (
 )
 from localization.theory import hypercube_laws
 
-__all__ = ["BasinTrend", "basin_trend", "basin_table"]
+__all__ = [
+    "BasinTrend",
+    "basin_trend",
+    "BasinScaling",
+    "basin_scaling",
+    "basin_table",
+    "record_basin_tables",
+    "RECORD_NS",
+    "RECORD_KEYS",
+    "RECORD_NUM",
+]
 
 
 class BasinTrend(NamedTuple):
@@ -123,6 +137,89 @@ def basin_trend(ns: ArrayLike, hits: ArrayLike, totals: ArrayLike, *, max_iter: 
     )
 
 
+class BasinScaling(NamedTuple):
+    r"""How the basins scale with n over a survey's rows (:func:`basin_scaling`).
+
+    Attributes
+    ----------
+    threshold : BasinTrend
+        The logistic law of the fraction of starts at :math:`w_{\mathrm{loc}}` over every n.
+    threshold_quantile : float
+        The chi-square quantile (at ``level``) of ``threshold.dof`` degrees of freedom: a deviance above
+        it rejects the logistic law at that level.
+    above : tuple of int
+        The ring sizes above the threshold, :math:`n>n_{1/2}` of ``threshold``.
+    broad : BasinTrend
+        The logistic law of the fraction of starts at a broad fixed point over ``above`` only.
+    broad_quantile : float
+        The same quantile at ``broad.dof`` degrees of freedom.
+    shrink, shrink_se : float
+        :math:`e^{b}` of ``broad``: the factor by which the odds of ending broad (nearly the broad fraction,
+        once small) shrink per site above the threshold, and its delta-method standard error
+        :math:`e^{b}\,\mathrm{se}(b)`.
+    """
+
+    threshold: BasinTrend
+    threshold_quantile: float
+    above: tuple[int, ...]
+    broad: BasinTrend
+    broad_quantile: float
+    shrink: float
+    shrink_se: float
+
+
+def basin_scaling(rows: list[dict], *, level: float = 0.999) -> BasinScaling:
+    r"""Fit the threshold law and the shrinking of the broad basins to :func:`basin_table`'s rows.
+
+    A start ends broad when it arrives at a fixed point that is not localized. The threshold is where
+    the logistic law of the fraction at :math:`w_{\mathrm{loc}}` (all n) crosses one half; above it a second
+    logistic law in n, fitted to the broad fractions there, gives the shrink factor per site.
+
+    Parameters
+    ----------
+    rows : list of dict
+        One per ring size, each with ``n``, ``arrived``, ``at_loc_hits`` and ``localized_hits`` (as
+        :func:`basin_table` writes them); at least 3 distinct n, and at least 3 above the threshold.
+    level : float
+        The level of the chi-square quantiles, in (0, 1).
+
+    Returns
+    -------
+    BasinScaling
+    """
+    import scipy.stats
+
+    if not isinstance(rows, (list, tuple)) or not all(isinstance(r, dict) for r in rows):
+        raise TypeError(f"rows must be a list of dicts (basin_table's rows), got {type(rows).__name__}")
+    needed = ("n", "arrived", "at_loc_hits", "localized_hits")
+    for r in rows:
+        if any(k not in r for k in needed):
+            raise ValueError(f"rows must each hold {needed}, got a row with keys {sorted(r)}")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    ns = np.array([r["n"] for r in rows], dtype=float)
+    arrived = np.array([r["arrived"] for r in rows], dtype=float)
+    broad_hits = arrived - np.array([r["localized_hits"] for r in rows], dtype=float)
+    threshold = basin_trend(ns, [r["at_loc_hits"] for r in rows], arrived)
+    above = ns > threshold.half
+    if above.sum() < 3:
+        raise ValueError(
+            f"rows must hold at least 3 ring sizes above the threshold n_1/2 = {threshold.half:.2f}, "
+            f"got {ns[above].astype(int).tolist()}"
+        )
+    broad = basin_trend(ns[above], broad_hits[above], arrived[above])
+    shrink = math.exp(broad.slope)
+    return BasinScaling(
+        threshold=threshold,
+        threshold_quantile=float(scipy.stats.chi2.ppf(level, threshold.dof)),
+        above=tuple(int(n) for n in ns[above]),
+        broad=broad,
+        broad_quantile=float(scipy.stats.chi2.ppf(level, broad.dof)),
+        shrink=shrink,
+        shrink_se=shrink * broad.slope_se,
+    )
+
+
 # -------------------------------------------------------------------------------------------------
 # The survey over n: one row per ring size, pooled over keys
 # -------------------------------------------------------------------------------------------------
@@ -163,8 +260,10 @@ def basin_table(
     Returns
     -------
     list of dict
-        One row per n, JSON-ready: ``n``, ``starts``, ``tied``, ``at_loc`` / ``at_loc_se`` (fraction of
-        starts at :math:`w_{\mathrm{loc}}`), ``localized`` / ``localized_se``, ``classes``, ``families``,
+        One row per n, JSON-ready: ``n``, ``starts``, ``arrived`` (starts that reached a fixed point, the
+        denominator of the fractions), ``at_loc_hits`` and ``localized_hits`` (their counts), ``tied``,
+        ``at_loc`` / ``at_loc_se`` (fraction of starts at :math:`w_{\mathrm{loc}}`), ``localized`` /
+        ``localized_se`` (at any localized fixed point), ``classes``, ``families``,
         ``loss_loc`` (the loss at :math:`w_{\mathrm{loc}}`), ``loss_other`` (the lowest loss of another class
         reached, None if none), ``share_loc`` (:math:`w_{\mathrm{loc}}`'s localization share), ``predictors``
         (name -> [accuracy, standard error] over the localized runs; empty if none),
@@ -205,6 +304,9 @@ def basin_table(
         row = {
             "n": n,
             "starts": len(arrived),
+            "arrived": int(arrived.sum()),
+            "at_loc_hits": int(at.sum()),
+            "localized_hits": int(on_loc.sum()),
             "tied": int(sum(int(s.arrival.tied.sum()) for s in runs)),
             "at_loc": binomial_fraction(int(at.sum()), m)[0],
             "at_loc_se": binomial_fraction(int(at.sum()), m)[1],
@@ -233,10 +335,56 @@ def basin_table(
     return rows
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command line: ``python -m localization.experiments.hypercube_basins FAMILY --n 6 8 --keys 0 1 --num 400``.
+#: The recorded survey (``book/data/hypercube_basins.json``): ring sizes, keys of the starts, starts per key.
+RECORD_NS, RECORD_KEYS, RECORD_NUM = (6, 8, 10, 12, 14, 16), (0, 1, 2, 3, 4), 400
 
-    Prints :func:`basin_table`'s rows as JSON (or writes them to ``--out``).
+
+def record_basin_tables(
+    path: str | os.PathLike,
+    ns: tuple[int, ...] = RECORD_NS,
+    keys: tuple[int, ...] = RECORD_KEYS,
+    num: int = RECORD_NUM,
+    *,
+    law_key: int = 1000,
+    **flow_options,
+) -> dict:
+    r"""Run :func:`basin_table` on both task families and write them, with the settings, as one record.
+
+    Written by :func:`localization.records.write` (with the commit and JAX's version). The default
+    settings are the book's record: about 8 CPU-minutes, most of it at n = 16.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The JSON file; its directory must exist (checked before the runs).
+    ns, keys, num, law_key, **flow_options
+        As in :func:`basin_table`.
+
+    Returns
+    -------
+    dict
+        The record as written: ``settings`` (``ns``, ``keys``, ``num``, ``law_key``, ``flow_options``) and
+        ``tables`` (family -> :func:`basin_table`'s rows), plus ``commit`` and ``jax_version``.
+    """
+    import json
+
+    from localization import records
+    from localization.experiments import hypercube as hx
+
+    if not isinstance(path, (str, os.PathLike)) or not Path(path).parent.is_dir():
+        raise ValueError(f"path must be a file in an existing directory, got {path!r}")  # before the runs
+    ns, keys = tuple(ns), tuple(keys)
+    settings = {"ns": list(ns), "keys": list(keys), "num": num, "law_key": law_key, "flow_options": flow_options}
+    tables = {family: basin_table(family, ns, keys, num, law_key=law_key, **flow_options) for family in hx.FAMILIES}
+    written = records.write(path, {"settings": settings, "tables": tables})
+    return json.loads(written.read_text(encoding="utf-8"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: ``python -m localization.experiments.hypercube_basin_scaling FAMILY --n 6 8 --keys 0 1``.
+
+    Prints :func:`basin_table`'s rows as JSON (or writes them to ``--out``); with ``--record PATH`` and no
+    family, writes both families as one record (:func:`record_basin_tables`).
     """
     import argparse
     import json
@@ -244,16 +392,30 @@ def main(argv: list[str] | None = None) -> int:
     from localization import enable_float64
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("family", choices=("Ising", "NLGP"))
-    parser.add_argument("--n", type=int, nargs="+", required=True, help="ring sizes, 2-16")
-    parser.add_argument("--keys", type=int, nargs="+", default=[0, 1, 2, 3, 4], help="seeds of the starts")
-    parser.add_argument("--num", type=int, default=400, help="starts per key and n")
+    parser.add_argument("family", nargs="?", choices=("Ising", "NLGP"), help="omit with --record")
+    parser.add_argument("--n", type=int, nargs="+", default=list(RECORD_NS), help="ring sizes, 2-16")
+    parser.add_argument("--keys", type=int, nargs="+", default=list(RECORD_KEYS), help="seeds of the starts")
+    parser.add_argument("--num", type=int, default=RECORD_NUM, help="starts per key and n")
     parser.add_argument("--law-key", type=int, default=1000, help="seed of the NLGP laws")
     parser.add_argument("--max-relative-step", type=float, default=None)
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--out", default=None, help="JSON file (default: standard output)")
+    parser.add_argument("--record", default=None, help="write both families to this record (no family)")
     args = parser.parse_args(argv)
+    if (args.family is None) == (args.record is None):
+        parser.error("give either a family or --record PATH, not both")
     enable_float64()
+    if args.record:
+        record_basin_tables(
+            args.record,
+            tuple(args.n),
+            tuple(args.keys),
+            args.num,
+            law_key=args.law_key,
+            lr=args.lr,
+            max_relative_step=args.max_relative_step,
+        )
+        return 0
     rows = basin_table(
         args.family,
         tuple(args.n),

@@ -154,7 +154,7 @@ def real_ica(scale: str = "chapter") -> Built:
     """Draw FastICA filters of 8 × 8 patches from the recorded run: whitened flower.jpg, raw china.jpg.
 
     The first 10 filters of each fit (:mod:`localization.experiments.real_image_fields`, record
-    ``book/data/real_image_fields.json``), each over its largest |entry|.
+    ``book/data/real_image_fields.json``), each over its largest absolute entry.
 
     Parameters
     ----------
