@@ -289,8 +289,11 @@ def test_a_worker_of_another_commit_is_refused(lone_scheduler, tmp_path):
     checkout = tmp_path / "checkout"
     shutil.copytree(ROOT / "localization", checkout / "localization", ignore=shutil.ignore_patterns("__pycache__"))
     git = ["git", "-c", "user.name=test", "-c", "user.email=test@localhost", "-c", "commit.gpgsign=false"]
+    # the worker's Python writes bytecode next to the copy (the Makefile unsets PYTHONDONTWRITEBYTECODE):
+    # ignored as in the project's own .gitignore, else the copy would count as "+uncommitted"
+    (checkout / ".gitignore").write_text("__pycache__/\n*.pyc\n", encoding="utf-8")
     subprocess.run([*git, "init", "-q"], cwd=checkout, check=True)
-    subprocess.run([*git, "add", "localization"], cwd=checkout, check=True)
+    subprocess.run([*git, "add", "localization", ".gitignore"], cwd=checkout, check=True)
     subprocess.run([*git, "commit", "-q", "-m", "another commit"], cwd=checkout, check=True)
     other = subprocess.run(["git", "rev-parse", "HEAD"], cwd=checkout, capture_output=True, text=True).stdout.strip()
     ours = jobs.project_version().commit
