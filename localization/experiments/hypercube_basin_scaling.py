@@ -405,26 +405,12 @@ def main(argv: list[str] | None = None) -> int:
     if (args.family is None) == (args.record is None):
         parser.error("give either a family or --record PATH, not both")
     enable_float64()
+    survey = (tuple(args.n), tuple(args.keys), args.num)
+    options = {"law_key": args.law_key, "lr": args.lr, "max_relative_step": args.max_relative_step}
     if args.record:
-        record_basin_tables(
-            args.record,
-            tuple(args.n),
-            tuple(args.keys),
-            args.num,
-            law_key=args.law_key,
-            lr=args.lr,
-            max_relative_step=args.max_relative_step,
-        )
+        record_basin_tables(args.record, *survey, **options)
         return 0
-    rows = basin_table(
-        args.family,
-        tuple(args.n),
-        tuple(args.keys),
-        args.num,
-        law_key=args.law_key,
-        lr=args.lr,
-        max_relative_step=args.max_relative_step,
-    )
+    rows = basin_table(args.family, *survey, **options)
     text = json.dumps({"family": args.family, "keys": args.keys, "num": args.num, "rows": rows}, indent=1)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as handle:
