@@ -23,6 +23,7 @@ from localization import book, plotting
 from localization.data import images
 from localization.experiments import real_image_fields, real_image_survey
 from localization.experiments import real_images as ri
+from localization.figures.hypercube import centre_peak
 from localization.figures.many_neurons import draw_filter_gallery
 from localization.figures.registry import Built, check_scale, new_figure, register
 
@@ -57,16 +58,6 @@ def read_fields_record(path: str | Path | None = None) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _centred(w: np.ndarray) -> np.ndarray:
-    """Each field rolled so that its largest |entry| sits at the middle of the ring, sign made positive there."""
-    out = []
-    for f in w:
-        peak = int(np.argmax(np.abs(f)))
-        f = np.roll(f, f.size // 2 - peak)
-        out.append(f * np.sign(f[f.size // 2]))
-    return np.array(out)
-
-
 @register("real_fields", "real_images")
 def real_fields(scale: str = "chapter") -> Built:
     """Draw the two photographs beside the fields the single neuron learns on their rows (clone task, ring).
@@ -98,7 +89,7 @@ def real_fields(scale: str = "chapter") -> Built:
         ax.set_title(f"{name}  (orange: 40 pixels)", fontsize="medium")
         ax.set_axis_off()
         run = result.get(name, "raw", "clone").sgd
-        fields = _centred(run.weights[:, -1])
+        fields = np.array([centre_peak(w) for w in run.weights[:, -1]])
         sites = np.arange(fields.shape[1]) - fields.shape[1] // 2
         ax = axes[row, 1]
         for f, localized in zip(fields, run.localized, strict=True):
